@@ -1,0 +1,132 @@
+package state
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tetherdev/tether/proclive"
+)
+
+// SchemaVersion is the session file version this build reads and writes.
+// A file with a higher version is read but never written back.
+const SchemaVersion = 1
+
+// Phase is where a session is in its life.
+type Phase string
+
+const (
+	PhaseNone   Phase = ""       // no state recorded yet
+	PhaseIdle   Phase = "idle"   // between turns
+	PhaseActive Phase = "active" // a turn is running
+	PhaseEnded  Phase = "ended"  // finalized; lives under ended/
+)
+
+// Event is what happened to a session, from an agent hook or from the sweep.
+type Event string
+
+const (
+	EventSessionStart Event = "session-start"
+	EventTurnStart    Event = "turn-start"
+	EventTurnEnd      Event = "turn-end"
+	EventSessionEnd   Event = "session-end"
+	EventError        Event = "error" // the agent reported a failed turn (e.g. Claude Code StopFailure)
+	EventOwnerExited  Event = "owner-exited"
+	EventStale        Event = "stale"
+	EventGitHub       Event = "github"
+	EventManual       Event = "manual"
+)
+
+// End reasons recorded in Session.EndReason.
+const (
+	EndSessionEnd  = "session-end"
+	EndOwnerExited = "owner-exited"
+	EndInterrupted = "interrupted"
+	EndStale       = "stale"
+	EndGitHub      = "github"
+	EndManual      = "manual"
+)
+
+// Session is the state of one agent session, stored as JSON in
+// sessions/<id>.json while it lives and ended/<id>.json once finalized.
+// Fields this build does not know are kept in extra and written back
+// unchanged, so an older tether never drops a newer one's data.
+type Session struct {
+	Version           int                `json:"version"`
+	ID                string             `json:"id"`
+	Agent             string             `json:"agent"`
+	Phase             Phase              `json:"phase"`
+	Worktree          string             `json:"worktree,omitempty"`
+	Branch            string             `json:"branch,omitempty"`
+	StartedAt         time.Time          `json:"started_at"`
+	UpdatedAt         time.Time          `json:"updated_at"`
+	LastTurnStartedAt time.Time          `json:"last_turn_started_at,omitzero"`
+	LastTurnEndedAt   time.Time          `json:"last_turn_ended_at,omitzero"`
+	LastHookAt        time.Time          `json:"last_hook_at,omitzero"` // last event from the agent's own hooks
+	Turns             int                `json:"turns"`                 // turn-starts seen
+	LastPrompt        string             `json:"last_prompt,omitempty"`
+	Owner             *proclive.Identity `json:"owner,omitempty"`
+	TranscriptPath    string             `json:"transcript_path,omitempty"`
+	Resumable         bool               `json:"resumable"`
+	ResumableReason   string             `json:"resumable_reason,omitempty"` // why resumable went false
+	EndedAt           time.Time          `json:"ended_at,omitzero"`
+	EndReason         string             `json:"end_reason,omitempty"`
+	Interrupted       bool               `json:"interrupted,omitempty"`
+	Condensed         int64              `json:"condensed"`       // turn-log byte offset already condensed
+	CondensedTurns    int                `json:"condensed_turns"` // turn-starts already condensed
+	Checkpoints       []CheckpointRef    `json:"checkpoints,omitempty"`
+	LastError         string             `json:"last_error,omitempty"`
+	GitHub            *GitHubLink        `json:"github,omitempty"`
+
+	extra map[string]json.RawMessage // unknown fields, preserved across rewrites
+}
+
+// CheckpointRef records a checkpoint written for this session and the
+// commits it has been linked to through notes.
+type CheckpointRef struct {
+	ID     string   `json:"id"`
+	Linked []string `json:"linked,omitempty"`
+}
+
+// GitHubLink ties a session to an issue and/or pull request, and keeps the
+// last state reconciled from GitHub.
+type GitHubLink struct {
+	Repo      string    `json:"repo,omitempty"` // owner/name
+	Host      string    `json:"host,omitempty"` // github.com or a GHE host
+	Issue     int       `json:"issue,omitempty"`
+	PR        int       `json:"pr,omitempty"`
+	State     string    `json:"state,omitempty"` // e.g. pr-merged, issue-done
+	Note      string    `json:"note,omitempty"`  // annotation shown in status, e.g. "PR #12 merged"
+	CheckedAt time.Time `json:"checked_at,omitzero"`
+	LastError string    `json:"last_error,omitempty"`
+}
+
+// PendingTurns is the number of turns started but not yet condensed.
+func (s *Session) PendingTurns() int { return s.Turns - s.CondensedTurns }
+
+// LastActivity is the latest moment the agent showed a sign of life. Writes
+// by the sweep (annotations, condensing) are not activity.
+func (s *Session) LastActivity() time.Time {
+	t := s.StartedAt
+	for _, u := range []time.Time{s.LastHookAt, s.LastTurnStartedAt, s.LastTurnEndedAt} {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
+}
+
+// Turn log record kinds.
+const (
+	RecTurnStart = "turn-start"
+	RecTurnEnd   = "turn-end"
+)
+
+// TurnRecord is one line of <id>.turns.jsonl.
+type TurnRecord struct {
+	T              string    `json:"t"` // RecTurnStart or RecTurnEnd
+	Turn           int       `json:"turn"`
+	At             time.Time `json:"at"`
+	Prompt         string    `json:"prompt,omitempty"`
+	Head           string    `json:"head,omitempty"`
+	TranscriptSize int64     `json:"transcript_size"`
+}
