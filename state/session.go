@@ -70,6 +70,7 @@ type Session struct {
 	ResumableReason   string             `json:"resumable_reason,omitempty"` // why resumable went false
 	EndedAt           time.Time          `json:"ended_at,omitzero"`
 	EndReason         string             `json:"end_reason,omitempty"`
+	EndNote           string             `json:"end_note,omitempty"` // why a person ended it (tether-sweep end --reason)
 	Interrupted       bool               `json:"interrupted,omitempty"`
 	Condensed         int64              `json:"condensed"`       // turn-log byte offset already condensed
 	CondensedTurns    int                `json:"condensed_turns"` // turn-starts already condensed
@@ -98,6 +99,7 @@ type GitHubLink struct {
 	Note      string    `json:"note,omitempty"`  // annotation shown in status, e.g. "PR #12 merged"
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	LastError string    `json:"last_error,omitempty"`
+	RetryAt   time.Time `json:"retry_at,omitzero"` // no GitHub calls for this session before then (rate limits)
 }
 
 // PendingTurns is the number of turns started but not yet condensed.

@@ -21,6 +21,11 @@ type command struct {
 // default when none is named.
 func commands() []command {
 	return []command{
+		{"run", "finalize sessions whose agent is gone and condense their turns", cmdRun},
+		{"status", "sweep, then list sessions", cmdStatus},
+		{"end", "end a session by hand", cmdEnd},
+		{"install", "install git hooks and agent hook configs", cmdInstall},
+		{"uninstall", "remove exactly what install added", cmdUninstall},
 		{"version", "print the version", cmdVersion},
 	}
 }

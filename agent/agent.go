@@ -1,0 +1,361 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetherdev/tether/state"
+)
+
+// Event is one agent hook call, mapped onto tether's events.
+type Event struct {
+	Kind           state.Event // session-start, turn-start, turn-end, session-end, error; empty when Ignore
+	Ignore         bool        // a payload we deliberately do not track (tool hooks, subagents, notifications...)
+	Agent          string      // canonical agent name, e.g. "claude-code"
+	Native         string      // the agent's own event name, e.g. "UserPromptSubmit"
+	SessionID      string
+	Cwd            string
+	TranscriptPath string
+	Prompt         string // turn-start
+	Source         string // session-start, as the agent gave it: startup | resume | clear | compact | fork | ...
+	Reason         string // session-end reason as the agent gave it; error message for error
+	Model          string
+	SessionGone    bool // the agent says its session no longer exists (a dead resume token)
+}
+
+// Info describes an agent tether knows.
+type Info struct {
+	Name     string // canonical name, as recorded in Session.Agent
+	Display  string // human name, e.g. "Claude Code"
+	OwnerEnv string // environment variable holding the agent's PID for its hooks, or ""
+	Binary   string // the agent's command, e.g. "claude"
+}
+
+// Errors Parse wraps, so the hook can tell them apart in its log.
+var (
+	ErrUnknownAgent     = errors.New("unknown agent")
+	ErrEmptyPayload     = errors.New("empty payload")
+	ErrNotJSON          = errors.New("payload is not valid JSON")
+	ErrNotObject        = errors.New("payload is not a JSON object")
+	ErrBadField         = errors.New("payload field has the wrong type")
+	ErrNoEvent          = errors.New("no event name in the payload or on the command line")
+	ErrMissingSessionID = errors.New("payload has no session ID")
+	ErrInvalidSessionID = state.ErrInvalidID // a session ID the store refuses
+	ErrWrongAgent       = errors.New("payload is another agent's")
+)
+
+// adapter is one agent's protocol.
+type adapter struct {
+	info Info
+	// parse decodes payload into ev, whose Agent and Native (the event
+	// argument) are already set. It sets Native when the payload names its
+	// event, and Kind or Ignore when it knows the event.
+	parse func(ev *Event, payload []byte) error
+	// tracks reports whether native is one of the events this agent maps to
+	// a tether event; used to spot a payload sent to the wrong adapter.
+	tracks func(native string) bool
+	// resume and fresh build argv; nil when the agent has no such command.
+	resume func(id string) []string
+	fresh  func(prompt string) []string
+	// howTo explains how to resume by hand when resume is nil.
+	howTo func(id string) string
+	// respond is what the hook prints on stdout, or nil.
+	respond func(ev Event) []byte
+}
+
+// find resolves a name or alias. A switch rather than a map keeps package
+// initialisation free for the hook.
+func find(name string) (adapter, bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "claude-code", "claude", "claude_code", "claudecode":
+		return claudeCode(), true
+	case "gemini", "gemini-cli", "gemini_cli":
+		return gemini(), true
+	case "codex", "codex-cli", "openai-codex":
+		return codex(), true
+	case "cursor", "cursor-agent", "cursor-cli":
+		return cursor(), true
+	case "copilot", "copilot-cli", "github-copilot", "gh-copilot":
+		return copilot(), true
+	}
+	return adapter{}, false
+}
+
+// Names lists the canonical agent names.
+func Names() []string {
+	return []string{"claude-code", "gemini", "codex", "cursor", "copilot"}
+}
+
+// Lookup returns what tether knows about an agent, by name or alias.
+func Lookup(agentName string) (Info, bool) {
+	a, ok := find(agentName)
+	return a.info, ok
+}
+
+// Parse maps one hook call onto a tether event.
+//
+// eventArg is the optional event argument of `tether-hook <agent> [event]`;
+// the payload's own event name wins where the agent names it. args is the
+// rest of argv: when payload is empty, a JSON object in the last argument (or
+// in eventArg) is taken as the payload, as Codex's legacy notify program
+// passes it. On error the returned Event still carries Agent and Native when
+// they are known, so the hook can answer the agent's protocol with Response.
+func Parse(agentName, eventArg string, payload []byte, args []string) (Event, error) {
+	a, ok := find(agentName)
+	if !ok {
+		return Event{Native: eventArg}, fmt.Errorf("%w %q (known: %s)", ErrUnknownAgent, agentName, strings.Join(Names(), ", "))
+	}
+	eventArg = strings.TrimSpace(eventArg)
+	if strings.HasPrefix(eventArg, "{") {
+		// The JSON landed where the event name goes: notify = ["tether-hook", "codex"].
+		if len(bytes.TrimSpace(payload)) == 0 {
+			payload = []byte(eventArg)
+		}
+		eventArg = ""
+	}
+	if len(bytes.TrimSpace(payload)) == 0 && len(args) > 0 {
+		if last := strings.TrimSpace(args[len(args)-1]); strings.HasPrefix(last, "{") {
+			payload = []byte(last)
+		}
+	}
+	ev := Event{Agent: a.info.Name, Native: eventArg}
+	// On failure only the agent and event name go back: the rest of a
+	// payload we refuse is not to be recorded.
+	fail := func(err error) (Event, error) { return Event{Agent: ev.Agent, Native: ev.Native}, err }
+	if err := checkObject(payload); err != nil {
+		return fail(err)
+	}
+	if err := a.parse(&ev, payload); err != nil {
+		return fail(err)
+	}
+	if ev.SessionID == "" {
+		return fail(fmt.Errorf("%w (%s event %q)", ErrMissingSessionID, a.info.Name, clip(ev.Native)))
+	}
+	if err := state.ValidateID(ev.SessionID); err != nil {
+		return fail(err)
+	}
+	if ev.Native == "" {
+		return fail(ErrNoEvent)
+	}
+	if ev.Kind == "" && !ev.Ignore {
+		if other := trackedBy(a.info.Name, ev.Native); other != "" {
+			return fail(wrongAgent(a.info.Name, ev.Native+" is a "+other+" event"))
+		}
+		ev.Ignore = true
+	}
+	if ev.Ignore {
+		ev.Kind = ""
+	}
+	return ev, nil
+}
+
+// Response is what the hook must print on stdout for this event, or nil when
+// the agent's protocol asks for nothing. It is meaningful for an Event
+// returned with an error too, as long as Native is set.
+func Response(agentName string, ev Event) []byte {
+	a, ok := find(agentName)
+	if !ok || a.respond == nil {
+		return nil
+	}
+	return a.respond(ev)
+}
+
+// ResumeCommand is the argv that resumes the agent's own session, e.g.
+// claude --resume ID. ok is false for an unknown agent, an invalid ID, or an
+// agent without such a command (see HowToResume).
+func ResumeCommand(agentName, sessionID string) (argv []string, ok bool) {
+	a, found := find(agentName)
+	if !found || a.resume == nil || state.ValidateID(sessionID) != nil {
+		return nil, false
+	}
+	return a.resume(sessionID), true
+}
+
+// FreshCommand is the argv that starts the agent anew with prompt as its
+// first message (just the agent when prompt is empty).
+func FreshCommand(agentName, prompt string) (argv []string, ok bool) {
+	a, found := find(agentName)
+	if !found || a.fresh == nil {
+		return nil, false
+	}
+	return a.fresh(prompt), true
+}
+
+// HowToResume tells a person how to pick the session up again.
+func HowToResume(agentName, sessionID string) string {
+	a, found := find(agentName)
+	if !found {
+		return fmt.Sprintf("unknown agent %q: resume session %s with that agent's own tools", agentName, sessionID)
+	}
+	if err := state.ValidateID(sessionID); err != nil {
+		return fmt.Sprintf("cannot resume this %s session: %v", a.info.Display, err)
+	}
+	if a.resume != nil {
+		return fmt.Sprintf("run `%s` in the session's worktree", strings.Join(a.resume(sessionID), " "))
+	}
+	return a.howTo(sessionID)
+}
+
+// SaysSessionGone reports whether an agent's error text says the session it
+// was asked for does not exist, the sign of a dead resume token. It matches
+// the phrasings the agents use for a missing conversation.
+func SaysSessionGone(text string) bool {
+	t := strings.ToLower(text)
+	for _, phrase := range []string{
+		"no conversation found",
+		"conversation not found",
+		"session not found",
+		"no session found",
+		"no saved session",
+		"could not find session",
+		"invalid session identifier",
+	} {
+		if strings.Contains(t, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkObject rejects what cannot be a hook payload, with the reason.
+func checkObject(payload []byte) error {
+	p := bytes.TrimSpace(payload)
+	switch {
+	case len(p) == 0:
+		return ErrEmptyPayload
+	case p[0] == '{':
+		return nil // decoding reports anything else wrong with it
+	case json.Valid(p):
+		return fmt.Errorf("%w (it is a JSON %s)", ErrNotObject, jsonKind(p[0]))
+	default:
+		return ErrNotJSON
+	}
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
+}
+
+// decode unmarshals an object payload into w, turning decoder errors into
+// the package's errors.
+func decode(payload []byte, w any) error {
+	err := json.Unmarshal(payload, w)
+	if err == nil {
+		return nil
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return fmt.Errorf("%w: %s is a JSON %s, want %s", ErrBadField, typ.Field, typ.Value, typ.Type)
+	}
+	return fmt.Errorf("%w: %w", ErrNotJSON, err)
+}
+
+// foreign holds keys that only another agent's payload carries. They are
+// decoded loosely (any JSON value) so they never fail a parse. An adapter
+// whose own payload has one of these keys declares it as a field of its own
+// wire struct, which hides the embedded one from the decoder.
+type foreign struct {
+	ConversationID json.RawMessage `json:"conversation_id"` // Cursor
+	WorkspaceRoots json.RawMessage `json:"workspace_roots"` // Cursor
+	SessionIDCamel json.RawMessage `json:"sessionId"`       // Copilot CLI (camelCase)
+	ThreadID       json.RawMessage `json:"thread-id"`       // Codex notify
+}
+
+// check refuses a payload that carries another agent's keys. Such a payload
+// is refused even with a session ID of the right shape: Cursor, for one, can
+// run hooks configured for Claude Code, and recording its conversation as a
+// Claude Code session would offer a resume command that cannot work.
+func (f foreign) check(self string) error {
+	for _, k := range []struct {
+		raw        json.RawMessage
+		agent, key string
+	}{
+		{f.ConversationID, "cursor", "conversation_id"},
+		{f.WorkspaceRoots, "cursor", "workspace_roots"},
+		{f.SessionIDCamel, "copilot", "sessionId"},
+		{f.ThreadID, "codex", "thread-id"},
+	} {
+		if len(k.raw) > 0 && string(k.raw) != "null" {
+			return wrongAgent(self, "it carries "+k.agent+"'s "+k.key)
+		}
+	}
+	return nil
+}
+
+func wrongAgent(self, why string) error { return &wrongAgentError{self: self, why: why} }
+
+// wrongAgentError reads "payload does not look like <agent>'s: <why>" and
+// matches ErrWrongAgent.
+type wrongAgentError struct{ self, why string }
+
+func (e *wrongAgentError) Error() string {
+	return "payload does not look like " + e.self + "'s: " + e.why
+}
+
+func (e *wrongAgentError) Is(target error) bool { return target == ErrWrongAgent }
+
+// trackedBy names another agent that maps native to a tether event, or "".
+func trackedBy(self, native string) string {
+	for _, name := range Names() {
+		if name == self {
+			continue
+		}
+		if a, _ := find(name); a.tracks(native) {
+			return name
+		}
+	}
+	return ""
+}
+
+// flagValue passes v to a flag so that a value starting with "-" is never
+// read as another flag.
+func flagValue(flag, long, v string) []string {
+	if strings.HasPrefix(v, "-") {
+		return []string{long + "=" + v}
+	}
+	return []string{flag, v}
+}
+
+// positional passes v as a positional argument, after "--" when it could be
+// read as a flag. An empty v adds nothing.
+func positional(v string) []string {
+	switch {
+	case v == "":
+		return nil
+	case strings.HasPrefix(v, "-"):
+		return []string{"--", v}
+	}
+	return []string{v}
+}
+
+// clip shortens s for an error message: a payload can be megabytes.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
+
+// firstNonEmpty returns the first of vs that is not empty.
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

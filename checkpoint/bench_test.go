@@ -1,0 +1,74 @@
+package checkpoint
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/tetherdev/tether/redact"
+)
+
+// BenchmarkCondense measures condensing one more checkpoint (one turn) on
+// a branch already holding 10, 1,000 and 10,000 checkpoints. The sparse
+// tree update keeps the cost flat: compare the ns/op of the sizes.
+func BenchmarkCondense(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("branch=%d", n), func(b *testing.B) {
+			f := newFixture(b)
+			prebuild(b, f, n)
+			a := f.agent(b, "bench")
+			a.write(`{"type":"summary"}`)
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				a.turn("one more turn")
+				b.StartTimer()
+				if res := f.condense(b, "bench"); len(res) != 1 || res[0].Skipped {
+					b.Fatalf("Condense = %+v", res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCondenseTranscript prices redaction: condensing one turn whose
+// transcript slice is 4 MiB of JSON lines (a few secrets among them), with
+// the transcript streamed through the redactor and through a plain copy.
+// MB/s is per MiB of transcript condensed.
+func BenchmarkCondenseTranscript(b *testing.B) {
+	const size = 4 << 20
+	var chunk strings.Builder
+	for i := 0; chunk.Len() < 1<<20; i++ {
+		fmt.Fprintf(&chunk, `{"type":"assistant","uuid":"%08d","message":{"content":[{"type":"text","text":"Edited cmd/sweep/push.go: the remote defaults to the upstream of the current branch, step %d."}]}}`+"\n", i, i)
+		if i%2000 == 0 {
+			fmt.Fprintf(&chunk, `{"type":"tool_result","content":"export GITHUB_TOKEN=%s"}`+"\n", fakeGitHubToken())
+		}
+	}
+	for _, mode := range []string{"redact", "plain-copy"} {
+		b.Run(mode, func(b *testing.B) {
+			f := newFixture(b)
+			if mode == "plain-copy" {
+				f.repo.copyRedacted = func(dst io.Writer, src io.Reader) (redact.Counts, int64, error) {
+					n, err := io.Copy(dst, src)
+					return nil, n, err
+				}
+			}
+			a := f.agent(b, "bench")
+			b.SetBytes(size)
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				a.turnStart("big turn")
+				for range size >> 20 {
+					a.write(strings.TrimSuffix(chunk.String(), "\n"))
+				}
+				a.turnEnd()
+				b.StartTimer()
+				if res := f.condense(b, "bench"); len(res) != 1 || res[0].Skipped {
+					b.Fatalf("Condense = %+v", res)
+				}
+			}
+		})
+	}
+}

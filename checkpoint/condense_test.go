@@ -1,0 +1,463 @@
+package checkpoint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tetherdev/tether/state"
+)
+
+func TestCondenseReadableByGit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "sess-1")
+	a.write(`{"type":"summary"}`) // before the first turn: not part of it
+	before := a.size()
+	a.turn("add a README")
+	a.turn("fix the typo")
+
+	res := f.condense(t, "sess-1")
+	if len(res) != 1 || res[0].Session != "sess-1" || res[0].Turns != 2 || res[0].Skipped {
+		t.Fatalf("Condense = %+v, want one checkpoint of 2 turns", res)
+	}
+	id := res[0].Checkpoint
+	if id != checkpointID("sess-1", 0) {
+		t.Errorf("checkpoint ID %s, want %s", id, checkpointID("sess-1", 0))
+	}
+
+	if log := runGit(t, f.dir, "log", "--format=%an %s", "tether/checkpoints/v1"); log != "tether tether: 1 checkpoint(s)" {
+		t.Errorf("git log = %q", log)
+	}
+	if n := runGit(t, f.dir, "rev-list", "--count", "--max-parents=0", "tether/checkpoints/v1"); n != "1" {
+		t.Errorf("branch has %s root commits, want an orphan branch with 1", n)
+	}
+	path := "tether/checkpoints/v1:" + id[:2] + "/" + id[2:] + "/"
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", path); ls != "checkpoint.json\nprompts.md\ntranscript.jsonl" {
+		t.Errorf("checkpoint files:\n%s", ls)
+	}
+	whole := readFile(t, a.transcript)
+	if got := runGit(t, f.dir, "show", path+"transcript.jsonl") + "\n"; got != whole[before:] {
+		t.Errorf("transcript.jsonl = %q, want %q", got, whole[before:])
+	}
+	var cp Checkpoint
+	if err := json.Unmarshal([]byte(runGit(t, f.dir, "show", path+"checkpoint.json")), &cp); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(whole[before:]))
+	if cp.ID != id || cp.Session != "sess-1" || cp.Agent != "claude-code" || len(cp.Turns) != 2 ||
+		cp.Turns[0].Prompt != "add a README" || cp.Turns[1].Prompt != "fix the typo" ||
+		cp.Turns[1].HeadBefore != "head-before" || cp.Turns[1].HeadAfter != "head-after" ||
+		cp.Transcript.From != before || cp.Transcript.To != int64(len(whole)) || cp.Transcript.Bytes != int64(len(whole))-before ||
+		cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Path != a.transcript || cp.Transcript.Unavailable ||
+		cp.TurnLog != (LogRange{From: 0, To: a.logSize()}) {
+		t.Errorf("checkpoint.json = %+v", cp)
+	}
+	if md := runGit(t, f.dir, "show", path+"prompts.md"); !strings.Contains(md, "## Turn 1\n") || !strings.Contains(md, "add a README") || !strings.Contains(md, "fix the typo") {
+		t.Errorf("prompts.md:\n%s", md)
+	}
+	if got, err := f.repo.Read(id[:6]); err != nil || got.ID != id || len(got.Turns) != 2 {
+		t.Errorf("Read(prefix) = %+v, %v", got, err)
+	}
+
+	s := a.load()
+	if s.Condensed != a.logSize() || s.CondensedTurns != 2 || len(s.Checkpoints) != 1 || s.Checkpoints[0].ID != id || s.PendingTurns() != 0 {
+		t.Errorf("session after condense: condensed %d/%d turns %d, checkpoints %+v", s.Condensed, a.logSize(), s.CondensedTurns, s.Checkpoints)
+	}
+
+	head := f.commit(t, "README", "hello\n")
+	if err := f.repo.Link(head, []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	if note := runGit(t, f.dir, "notes", "--ref=tether", "show", "HEAD"); note != "Tether-Checkpoint: "+id {
+		t.Errorf("git notes show HEAD = %q", note)
+	}
+	if ids, err := f.repo.Notes("HEAD"); err != nil || len(ids) != 1 || ids[0] != id {
+		t.Errorf("Notes(HEAD) = %q, %v", ids, err)
+	}
+	f.fsck(t)
+}
+
+func TestCondenseNothingPending(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "idle")
+	if res := f.condense(t, "idle"); len(res) != 0 {
+		t.Fatalf("Condense of a session without turns = %+v", res)
+	}
+	a.turn("one")
+	f.condense(t, "idle")
+	tip := runGit(t, f.dir, "rev-parse", "tether/checkpoints/v1")
+	if res := f.condense(t, "idle", "idle"); len(res) != 0 {
+		t.Fatalf("second Condense = %+v, want nothing", res)
+	}
+	if got := runGit(t, f.dir, "rev-parse", "tether/checkpoints/v1"); got != tip {
+		t.Error("a Condense with nothing pending moved the branch")
+	}
+}
+
+func TestCondenseRetryAfterStateLoss(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "retry")
+	a.turn("one")
+	a.turn("two")
+	first := f.condense(t, "retry")
+	tip := runGit(t, f.dir, "rev-parse", "tether/checkpoints/v1")
+	// The state of a crash between the ref update and the state update.
+	a.mutate(func(tx *state.Tx) error {
+		tx.Session.Condensed, tx.Session.CondensedTurns, tx.Session.Checkpoints = 0, 0, nil
+		return nil
+	})
+	again := f.condense(t, "retry")
+	if len(again) != 1 || again[0].Checkpoint != first[0].Checkpoint || !again[0].Skipped {
+		t.Fatalf("retry = %+v, want the same checkpoint skipped", again)
+	}
+	if got := runGit(t, f.dir, "rev-parse", "tether/checkpoints/v1"); got != tip {
+		t.Error("the retry wrote a new commit for identical content")
+	}
+	s := a.load()
+	if s.Condensed != a.logSize() || s.CondensedTurns != 2 || len(s.Checkpoints) != 1 {
+		t.Errorf("retry left condensed=%d turns=%d checkpoints=%+v", s.Condensed, s.CondensedTurns, s.Checkpoints)
+	}
+}
+
+func TestCondenseRetrySeesMoreTurns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "grow")
+	a.turn("one")
+	first := f.condense(t, "grow")[0].Checkpoint
+	a.mutate(func(tx *state.Tx) error {
+		tx.Session.Condensed, tx.Session.CondensedTurns, tx.Session.Checkpoints = 0, 0, nil
+		return nil
+	})
+	a.turn("two") // arrives before the retry
+	res := f.condense(t, "grow")
+	if len(res) != 1 || res[0].Checkpoint != first || res[0].Skipped || res[0].Turns != 2 {
+		t.Fatalf("retry = %+v, want checkpoint %s rewritten with 2 turns", res, first)
+	}
+	if n := runGit(t, f.dir, "ls-tree", "-d", "-r", "--name-only", "tether/checkpoints/v1"); strings.Count(n, "\n") != 1 {
+		t.Errorf("branch trees:\n%s\nwant exactly one checkpoint", n)
+	}
+	if s := a.load(); s.CondensedTurns != 2 || len(s.Checkpoints) != 1 {
+		t.Errorf("session: %d turns condensed, checkpoints %+v", s.CondensedTurns, s.Checkpoints)
+	}
+}
+
+func TestCondenseMissingTranscript(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "gone")
+	a.turn("one")
+	if err := os.Remove(a.transcript); err != nil {
+		t.Fatal(err)
+	}
+	id := f.condense(t, "gone")[0].Checkpoint
+	cp, err := f.repo.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cp.Transcript.Unavailable || cp.Transcript.Reason != "transcript file is missing" || cp.Transcript.Files != nil || cp.Turns[0].Prompt != "one" {
+		t.Errorf("checkpoint = %+v", cp)
+	}
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", "tether/checkpoints/v1:"+id[:2]+"/"+id[2:]); ls != "checkpoint.json\nprompts.md" {
+		t.Errorf("files: %q", ls)
+	}
+	if s := a.load(); s.PendingTurns() != 0 {
+		t.Error("turns with a missing transcript stayed pending")
+	}
+	f.fsck(t)
+}
+
+func TestCondenseShortTranscript(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "short")
+	a.write(`{"old":1}`, `{"old":2}`)
+	a.turn("one")
+	if err := os.WriteFile(a.transcript, []byte("{}\n"), 0o600); err != nil { // rewritten by the agent
+		t.Fatal(err)
+	}
+	cp, err := f.repo.Read(f.condense(t, "short")[0].Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cp.Transcript.Unavailable || !strings.Contains(cp.Transcript.Reason, "fewer than the recorded offset") {
+		t.Errorf("transcript = %+v", cp.Transcript)
+	}
+}
+
+func TestCondenseInterruptedTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "killed")
+	a.turn("one")
+	a.turnStart("two")
+	a.write(`{"type":"user","text":"two"}`, `{"type":"assistant","partial":true}`)
+	a.end(state.EndInterrupted, true)
+	id := f.condense(t, "killed")[0].Checkpoint
+	cp, err := f.repo.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Turns) != 2 || cp.Turns[0].Interrupted || !cp.Turns[1].Interrupted || cp.Turns[1].Running ||
+		!cp.Interrupted || cp.EndReason != state.EndInterrupted || cp.EndedAt.IsZero() {
+		t.Errorf("checkpoint = %+v", cp)
+	}
+	if got, want := f.show(t, id, "transcript.jsonl"), readFile(t, a.transcript); got != want {
+		t.Errorf("an interrupted turn's transcript must run to EOF:\n got %q\nwant %q", got, want)
+	}
+	if md := f.show(t, id, "prompts.md"); !strings.Contains(md, "## Turn 2 (interrupted)") {
+		t.Errorf("prompts.md:\n%s", md)
+	}
+}
+
+func TestCondenseRunningTurnContinues(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "live")
+	a.turnStart("long task")
+	a.write(`{"type":"user","text":"long task"}`, `{"step":1}`)
+	first := f.condense(t, "live") // e.g. the agent committed mid-turn
+	a.write(`{"step":2}`)
+	a.turnEnd()
+	a.turn("next")
+	second := f.condense(t, "live")
+	if len(first) != 1 || len(second) != 1 || first[0].Checkpoint == second[0].Checkpoint {
+		t.Fatalf("condenses = %+v then %+v", first, second)
+	}
+	c1, err := f.repo.Read(first[0].Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := f.repo.Read(second[0].Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c1.Turns[0].Running || c1.Turns[0].Interrupted {
+		t.Errorf("first checkpoint turns %+v, want turn 1 running", c1.Turns)
+	}
+	if len(c2.Turns) != 2 || !c2.Turns[0].Continued || c2.Turns[0].Turn != 1 || c2.Turns[0].Prompt != "long task" ||
+		c2.Turns[0].EndedAt.IsZero() || c2.Turns[1].Prompt != "next" {
+		t.Errorf("second checkpoint turns %+v", c2.Turns)
+	}
+	// Together the two slices are the transcript, each byte once.
+	if got, want := f.show(t, c1.ID, "transcript.jsonl")+f.show(t, c2.ID, "transcript.jsonl"), readFile(t, a.transcript); got != want {
+		t.Errorf("slices:\n got %q\nwant %q", got, want)
+	}
+	if c2.Transcript.From != c1.Transcript.To {
+		t.Errorf("second slice starts at %d, first ended at %d", c2.Transcript.From, c1.Transcript.To)
+	}
+	if s := a.load(); s.CondensedTurns != 2 || s.Condensed != a.logSize() || len(s.Checkpoints) != 2 {
+		t.Errorf("session: condensed %d turns to %d, checkpoints %+v", s.CondensedTurns, s.Condensed, s.Checkpoints)
+	}
+}
+
+func TestCondenseRunningTurnThenSessionEnds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "dies")
+	a.turnStart("work")
+	a.write(`{"type":"user","text":"work"}`)
+	id := f.condense(t, "dies")[0].Checkpoint
+	a.write(`{"type":"assistant","text":"half"}`) // then kill -9: no turn-end
+	a.end(state.EndInterrupted, true)
+	res := f.condense(t, "dies")
+	if len(res) != 1 || res[0].Checkpoint != id || res[0].Skipped {
+		t.Fatalf("Condense after the end = %+v, want %s rewritten", res, id)
+	}
+	cp, err := f.repo.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Turns) != 1 || !cp.Turns[0].Interrupted || cp.Turns[0].Running || cp.EndReason != state.EndInterrupted {
+		t.Errorf("checkpoint = %+v", cp)
+	}
+	if got, want := f.show(t, id, "transcript.jsonl"), readFile(t, a.transcript); got != want {
+		t.Errorf("transcript %q, want %q", got, want)
+	}
+	if s := a.load(); len(s.Checkpoints) != 1 || s.CondensedTurns != 1 {
+		t.Errorf("session checkpoints %+v, condensed turns %d", s.Checkpoints, s.CondensedTurns)
+	}
+	if res := f.condense(t, "dies"); len(res) != 0 {
+		t.Errorf("third Condense = %+v, want nothing", res)
+	}
+}
+
+func TestCondenseChunks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.repo.chunk = 100
+	a := f.agent(t, "big")
+	a.turnStart("big")
+	for i := range 20 {
+		a.write(`{"n":` + strings.Repeat("1", i) + `}`)
+	}
+	a.write(strings.Repeat("x", 250)) // one line longer than a chunk
+	a.write(`{"tail":true}`)
+	a.turnEnd()
+	id := f.condense(t, "big")[0].Checkpoint
+	cp, err := f.repo.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Transcript.Files) < 4 || cp.Transcript.Files[0] != "transcript.jsonl" || cp.Transcript.Files[1] != "transcript.001.jsonl" {
+		t.Fatalf("files %q", cp.Transcript.Files)
+	}
+	var joined strings.Builder
+	for i, name := range cp.Transcript.Files {
+		part := f.show(t, id, name)
+		if len(part) > 100 {
+			t.Errorf("%s is %d bytes, over the chunk size", name, len(part))
+		}
+		if i < len(cp.Transcript.Files)-1 && !strings.HasSuffix(part, "\n") && strings.Contains(part, "\n") {
+			t.Errorf("%s ends mid-line: %q", name, part)
+		}
+		joined.WriteString(part)
+	}
+	whole := readFile(t, a.transcript)
+	if joined.String() != whole {
+		t.Errorf("chunks joined = %q, want %q", joined.String(), whole)
+	}
+	sum := sha256.Sum256([]byte(whole))
+	if cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Bytes != int64(len(whole)) {
+		t.Errorf("transcript = %+v", cp.Transcript)
+	}
+	f.fsck(t)
+}
+
+func TestCondenseSessionsInOneCommit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var ids []string
+	for _, id := range []string{"s-a", "s-b", "s-c"} {
+		f.agent(t, id).turn("prompt of " + id)
+		ids = append(ids, id)
+	}
+	res := f.condense(t, append(ids, "s-a")...)
+	if len(res) != 3 {
+		t.Fatalf("results %+v", res)
+	}
+	if n := runGit(t, f.dir, "rev-list", "--count", "tether/checkpoints/v1"); n != "1" {
+		t.Errorf("%s commits, want 1", n)
+	}
+	for _, r := range res {
+		if md := f.show(t, r.Checkpoint, "prompts.md"); !strings.Contains(md, "prompt of "+r.Session) {
+			t.Errorf("checkpoint of %s:\n%s", r.Session, md)
+		}
+	}
+	f.fsck(t)
+}
+
+func TestCondenseReportsFailedSessions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.agent(t, "good").turn("fine")
+	res, err := f.repo.Condense(f.st, []string{"no-such-session", "good", "bad/id"})
+	if !errors.Is(err, state.ErrNotFound) || !errors.Is(err, state.ErrInvalidID) {
+		t.Errorf("error = %v, want the missing and the invalid session reported", err)
+	}
+	if len(res) != 1 || res[0].Session != "good" {
+		t.Errorf("results = %+v, want the good session condensed anyway", res)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if _, err := f.repo.Read("0123456789abcdef"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read on an empty branch: %v", err)
+	}
+	if _, err := f.repo.Read("../../etc"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("Read of a malformed ID: %v", err)
+	}
+	// Two checkpoints sharing a prefix: the prefix is ambiguous.
+	b := f.repo.newBatch()
+	leaf, err := b.writeTree([]object.TreeEntry{blobEntry("checkpoint.json", mustBlob(t, b, "{}"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := b.applyEdits(plumbing.ZeroHash, []edit{
+		{path: []string{"ab", "cd000000000000"}, entry: treeEntry("cd000000000000", leaf)},
+		{path: []string{"ab", "cd111111111111"}, entry: treeEntry("cd111111111111", leaf)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.repo.readAt(root, "abcd"); err == nil || !strings.Contains(err.Error(), "matches 2") {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if _, err := f.repo.readAt(root, "abcd0000"); err == nil || !strings.Contains(err.Error(), "missing version") {
+		t.Errorf("bad checkpoint.json: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := Open(t.TempDir()); err == nil {
+		t.Error("Open of a directory that is not a git dir succeeded")
+	}
+	f := newFixture(t)
+	runGit(t, f.dir, "config", "core.repositoryformatversion", "1")
+	runGit(t, f.dir, "config", "extensions.objectformat", "sha256")
+	if _, err := Open(filepath.Join(f.dir, ".git")); err == nil || !strings.Contains(err.Error(), "object format sha256") {
+		t.Errorf("Open of a SHA-256 repository: %v", err)
+	}
+	runGit(t, f.dir, "config", "--unset", "extensions.objectformat")
+	runGit(t, f.dir, "config", "extensions.refstorage", "reftable")
+	if _, err := Open(filepath.Join(f.dir, ".git")); err == nil || !strings.Contains(err.Error(), "ref storage reftable") {
+		t.Errorf("Open of a reftable repository: %v", err)
+	}
+	// Extensions that change neither objects nor refs are fine.
+	runGit(t, f.dir, "config", "-f", ".git/config", "--unset", "extensions.refstorage")
+	runGit(t, f.dir, "config", "extensions.worktreeConfig", "true")
+	if _, err := Open(filepath.Join(f.dir, ".git")); err != nil {
+		t.Errorf("Open with extensions.worktreeConfig: %v", err)
+	}
+}
+
+func TestCondenseAfterGC(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "gc")
+	a.turn("one")
+	first := f.condense(t, "gc")[0].Checkpoint
+	head := f.commit(t, "a", "a")
+	if err := f.repo.Link(head, []string{first}); err != nil {
+		t.Fatal(err)
+	}
+	// Everything packed, loose objects and refs gone: the same Repo and a
+	// fresh one both keep working.
+	runGit(t, f.dir, "gc", "-q", "--prune=now")
+	if loose := looseObjects(t, f.common); len(loose) != 0 {
+		t.Fatalf("%d loose objects after gc", len(loose))
+	}
+	a.turn("two")
+	second := f.condense(t, "gc")[0].Checkpoint
+	if err := f.repo.Link(head, []string{second}); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Open(f.common)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := fresh.Notes(head); err != nil || len(ids) != 2 {
+		t.Errorf("Notes after gc = %q, %v", ids, err)
+	}
+	if _, err := fresh.Read(first); err != nil {
+		t.Error(err)
+	}
+	f.fsck(t)
+}

@@ -1,0 +1,41 @@
+// Package checkpoint condenses the turns of agent sessions into the
+// checkpoints branch (refs/heads/tether/checkpoints/v1) and links them to
+// commits through git notes (refs/notes/tether), writing git objects with
+// go-git plumbing and no git process.
+//
+// What it promises:
+//
+//   - Everything it writes is plain git: the branch, its trees and the
+//     notes read back with the git CLI, and git fsck --strict is clean.
+//   - Every turn record and transcript byte reaches the branch once (a turn
+//     condensed while running is finished by a "continued" turn in the next
+//     checkpoint, which starts where the first slice stopped). A checkpoint's
+//     ID is derived from the session ID and the turn-log offset it starts
+//     at, so a retry after a crash rewrites the same path (replacing a
+//     partial attempt) instead of adding a second checkpoint, and turn-log
+//     offsets in the session state only move forward.
+//   - One Condense call writes at most one commit, however many sessions it
+//     condenses. Tree updates rewrite only the trees on the path to the new
+//     entries, so their cost does not grow with the size of the branch.
+//   - Objects and refs are durable before they are referenced: loose objects
+//     are fsynced before a ref points at them, and refs move with git's own
+//     lock-file protocol (<ref>.lock, compare, rename), so they interoperate
+//     with concurrent git commands and never end up half-written.
+//   - Condensing is serialized across processes by the store's
+//     "checkpoints" lock (taken first, session locks inside it), so two
+//     condensers never write the same turns. Both refs also move only by
+//     compare-and-swap, rebuilt on the new tip when another writer (tether,
+//     git notes, a rebase copying notes) moved them first: no update is lost.
+//   - Notes live in refs/notes/tether as "Tether-Checkpoint: <id>" lines,
+//     merged into whatever note the commit already has, found at any fanout
+//     depth, so git notes show finds them and git itself carries them
+//     across amend and rebase when notes.rewriteRef names the ref.
+//   - A missing or shortened transcript never blocks condensing: the
+//     checkpoint is still written with the prompts and turn data and records
+//     why the transcript is unavailable. Transcripts are streamed, never read
+//     whole into memory, and large slices are split into several files.
+//
+// Checkpoint layout on the branch, at <id[0:2]>/<id[2:]>/: checkpoint.json
+// (the Checkpoint type), prompts.md, and transcript.jsonl followed by
+// transcript.001.jsonl, transcript.002.jsonl, ... when the slice is split.
+package checkpoint

@@ -1,0 +1,182 @@
+package checkpoint
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherdev/tether/state"
+)
+
+// The test binary doubles as a condensing process: with helperEnv set it
+// condenses the sessions named in it and exits, optionally stopping at a
+// hook point so the test can kill -9 it there.
+const (
+	helperEnv    = "TETHER_CHECKPOINT_HELPER" // "<common dir>|<session,...>|<stop point or empty>"
+	helperReady  = "stopped at "
+	helperLockMs = 30000
+)
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(helperEnv); spec != "" {
+		os.Exit(helperMain(spec))
+	}
+	os.Exit(m.Run())
+}
+
+func helperMain(spec string) int {
+	parts := strings.Split(spec, "|")
+	if len(parts) != 3 {
+		fmt.Fprintf(os.Stderr, "bad %s=%q\n", helperEnv, spec)
+		return 2
+	}
+	st, err := state.Open(parts[0], state.Options{LockWait: helperLockMs * time.Millisecond})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	r, err := Open(parts[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if stop := parts[2]; stop != "" {
+		r.hook = func(point, ref string) {
+			if point == stop && ref == Branch {
+				fmt.Printf("%s%s\n", helperReady, point)
+				select {} // wait for the kill
+			}
+		}
+	}
+	res, err := r.Condense(st, strings.Split(parts[1], ","))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, x := range res {
+		fmt.Println(x.Checkpoint)
+	}
+	return 0
+}
+
+func helperCmd(t *testing.T, common, sessions, stop string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"="+common+"|"+sessions+"|"+stop)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// killAt runs a condensing process, waits until it reaches the hook point,
+// and kills it with SIGKILL (TerminateProcess on Windows).
+func killAt(t *testing.T, f *fixture, session, point string) {
+	t.Helper()
+	cmd := helperCmd(t, f.common, session, point)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != helperReady+point+"\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the killed helper exited cleanly")
+	}
+}
+
+func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
+	for _, point := range []string{"before-ref", "after-ref"} {
+		t.Run(point, func(t *testing.T) {
+			f := newFixture(t)
+			a := f.agent(t, "crash")
+			a.turn("one")
+			a.turn("two")
+			killAt(t, f, "crash", point)
+
+			onBranch := gitCmd(f.dir, "rev-parse", "--verify", "-q", Branch).Run() == nil
+			if onBranch != (point == "after-ref") {
+				t.Fatalf("killed %s: branch exists = %v", point, onBranch)
+			}
+			if s := a.load(); s.Condensed != 0 || len(s.Checkpoints) != 0 {
+				t.Fatalf("the killed process updated the state: %+v", s)
+			}
+
+			res := f.condense(t, "crash")
+			if len(res) != 1 || res[0].Turns != 2 || res[0].Skipped != (point == "after-ref") {
+				t.Fatalf("recovery Condense = %+v", res)
+			}
+			if n := runGit(t, f.dir, "rev-list", "--count", Branch); n != "1" {
+				t.Errorf("branch has %s commits, want 1", n)
+			}
+			if dirs := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", Branch); strings.Count(dirs, "\n") != 1 {
+				t.Errorf("branch trees:\n%s\nwant exactly one checkpoint", dirs)
+			}
+			s := a.load()
+			if s.Condensed != a.logSize() || s.CondensedTurns != 2 || len(s.Checkpoints) != 1 || s.Checkpoints[0].ID != res[0].Checkpoint {
+				t.Errorf("session after recovery: condensed %d/%d, turns %d, checkpoints %+v", s.Condensed, a.logSize(), s.CondensedTurns, s.Checkpoints)
+			}
+			if res := f.condense(t, "crash"); len(res) != 0 {
+				t.Errorf("third Condense = %+v", res)
+			}
+			f.fsck(t)
+		})
+	}
+}
+
+func TestConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const n = 8
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := range n {
+		id := fmt.Sprintf("proc-%d", i)
+		a := f.agent(t, id)
+		a.turn("task " + id)
+		cmd := helperCmd(t, f.common, id, "")
+		out := &strings.Builder{}
+		cmd.Stdout = out
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+	tree := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", Branch)
+	for i, out := range outs {
+		id := strings.TrimSpace(out.String())
+		if !validID(id) || !strings.Contains(tree, id[:2]+"/"+id[2:]) {
+			t.Errorf("process %d made checkpoint %q, not on the branch:\n%s", i, id, tree)
+		}
+		s, err := f.st.Load(fmt.Sprintf("proc-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.CondensedTurns != 1 || len(s.Checkpoints) != 1 || s.Checkpoints[0].ID != id {
+			t.Errorf("session %d: %+v", i, s)
+		}
+	}
+	if c := runGit(t, f.dir, "rev-list", "--count", Branch); c != fmt.Sprint(n) {
+		t.Errorf("branch has %s commits, want one per process (%d)", c, n)
+	}
+	f.fsck(t)
+}

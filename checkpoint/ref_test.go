@@ -1,0 +1,215 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+const testRef = plumbing.ReferenceName("refs/heads/tether/test")
+
+func TestCasRef(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := plumbing.NewHash(f.commit(t, "a", "a"))
+	b := plumbing.NewHash(f.commit(t, "b", "b"))
+	if err := f.repo.casRef(testRef, a, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.casRef(testRef, b, plumbing.ZeroHash); !errors.Is(err, errRefChanged) {
+		t.Errorf("creating an existing ref: %v", err)
+	}
+	if err := f.repo.casRef(testRef, b, b); !errors.Is(err, errRefChanged) {
+		t.Errorf("moving from a wrong old value: %v", err)
+	}
+	if err := f.repo.casRef(testRef, b, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(f.common, "refs", "heads", "tether", "test")); got != b.String()+"\n" {
+		t.Errorf("ref file = %q", got)
+	}
+	// A packed ref is the old value; the loose file written over it wins.
+	runGit(t, f.dir, "pack-refs", "--all")
+	if err := f.repo.casRef(testRef, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, f.dir, "rev-parse", string(testRef)); got != a.String() {
+		t.Errorf("git rev-parse = %s, want %s", got, a)
+	}
+	if _, err := os.Stat(filepath.Join(f.common, string(testRef)) + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file left behind: %v", err)
+	}
+}
+
+func TestCasRefLocks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := plumbing.NewHash(f.commit(t, "a", "a"))
+	lock := filepath.Join(f.common, string(testRef)) + ".lock"
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Held by a git process for a moment: we wait for it.
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		released <- os.Remove(lock)
+	}()
+	if err := f.repo.casRef(testRef, a, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	// Left by a crash long ago: cleared.
+	b := plumbing.NewHash(f.commit(t, "b", "b"))
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.casRef(testRef, b, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, f.dir, "rev-parse", string(testRef)); got != b.String() {
+		t.Errorf("ref = %s, want %s", got, b)
+	}
+}
+
+func TestCondenseLosesRaceOnBranch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.agent(t, "first").turn("one")
+	f.condense(t, "first")
+	f.agent(t, "second").turn("two")
+	raced := false
+	f.repo.hook = func(point, ref string) {
+		if point != "before-ref" || ref != Branch || raced {
+			return
+		}
+		raced = true
+		// Another writer moves the branch between our read and our update.
+		tip := runGit(t, f.dir, "rev-parse", Branch)
+		c := runGit(t, f.dir, "commit-tree", "-p", tip, "-m", "external", tip+"^{tree}")
+		runGit(t, f.dir, "update-ref", Branch, c, tip)
+	}
+	res := f.condense(t, "second")
+	if !raced || len(res) != 1 {
+		t.Fatalf("raced=%v results=%+v", raced, res)
+	}
+	log := runGit(t, f.dir, "log", "--format=%s", Branch)
+	if log != "tether: 1 checkpoint(s)\nexternal\ntether: 1 checkpoint(s)" {
+		t.Errorf("branch history:\n%s", log)
+	}
+	if _, err := f.repo.Read(res[0].Checkpoint); err != nil {
+		t.Error(err)
+	}
+	f.fsck(t)
+}
+
+// prebuild puts n placeholder checkpoints on the branch with plumbing, as
+// fast as a real branch of that size can be made, and returns the tip.
+func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
+	tb.Helper()
+	b := f.repo.newBatch()
+	leaf, err := b.writeTree([]object.TreeEntry{blobEntry("checkpoint.json", mustBlob(tb, b, `{"version":1}`))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dirs := map[string][]object.TreeEntry{}
+	for i := range n {
+		id := checkpointID("prebuilt", int64(i))
+		dirs[id[:2]] = append(dirs[id[:2]], treeEntry(id[2:], leaf))
+	}
+	var root []object.TreeEntry
+	for name, entries := range dirs {
+		h, err := b.writeTree(entries)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		root = append(root, treeEntry(name, h))
+	}
+	rh, err := b.writeTree(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := b.writeCommit(rh, "prebuilt\n")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.repo.casRef(Branch, c, plumbing.ZeroHash); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// looseObjects lists the loose object files of the repository.
+func looseObjects(tb testing.TB, common string) map[string]bool {
+	tb.Helper()
+	found := map[string]bool{}
+	dirs, err := filepath.Glob(filepath.Join(common, "objects", "[0-9a-f][0-9a-f]"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range entries {
+			found[filepath.Base(d)+e.Name()] = true
+		}
+	}
+	return found
+}
+
+func TestCondenseSparseUpdate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	prebuild(t, f, 100)
+	before := runGit(t, f.dir, "ls-tree", Branch)
+	objsBefore := looseObjects(t, f.common)
+
+	f.agent(t, "new").turn("one more")
+	id := f.condense(t, "new")[0].Checkpoint
+
+	var added []string
+	for h := range looseObjects(t, f.common) {
+		if !objsBefore[h] {
+			added = append(added, runGit(t, f.dir, "cat-file", "-t", h))
+		}
+	}
+	// transcript, checkpoint.json, prompts.md; the leaf, its xx/ tree and
+	// the root; the commit. Nothing else is rewritten.
+	if len(added) != 7 {
+		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 7", len(added), added)
+	}
+	after := runGit(t, f.dir, "ls-tree", Branch)
+	changed := 0
+	for line := range strings.Lines(before) {
+		if !strings.Contains(after, line) {
+			changed++
+			if !strings.HasSuffix(line, "\t"+id[:2]+"\n") {
+				t.Errorf("unrelated subtree changed: %q", line)
+			}
+		}
+	}
+	if changed > 1 {
+		t.Errorf("%d root entries changed, want at most 1", changed)
+	}
+	f.fsck(t)
+}

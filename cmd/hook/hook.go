@@ -1,0 +1,278 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tetherdev/tether/agent"
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
+)
+
+// maxPayload bounds what we read from the agent: a prompt can be large, but
+// a payload past this is not one we want to hold in memory.
+const maxPayload = 4 << 20
+
+// maxPromptInState bounds the prompt copy kept in the session file for
+// status; the full prompt is in the turn log.
+const maxPromptInState = 200
+
+// hook is one run of tether-hook. Its streams and environment are fields so
+// tests can run it in-process as well as through the real binary.
+type hook struct {
+	args           []string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	store *state.Store // set once the repo is found, for logging
+	agent string
+}
+
+// run does the whole job and never fails outward.
+func (h *hook) run() {
+	if err := h.record(); err != nil {
+		h.fail(err)
+	}
+}
+
+// fail leaves one line on stderr and one in the log; the agent carries on.
+func (h *hook) fail(err error) {
+	fmt.Fprintf(h.stderr, "tether-hook: %v\n", err)
+	if h.store != nil {
+		h.store.Logger().Error("hook failed", "agent", h.agent, "err", err.Error())
+	}
+}
+
+func (h *hook) record() error {
+	if len(h.args) == 0 {
+		return errors.New("usage: tether-hook <agent> [event] < payload")
+	}
+	h.agent = h.args[0]
+	var eventArg string
+	rest := h.args[1:]
+	if len(rest) > 0 && !strings.HasPrefix(strings.TrimSpace(rest[0]), "{") {
+		eventArg, rest = rest[0], rest[1:]
+	}
+	payload, err := h.readPayload(rest)
+	if err != nil {
+		return err
+	}
+	ev, err := agent.Parse(h.agent, eventArg, payload, rest)
+	if err != nil {
+		// Some agents wait for an answer even to a payload we can't read.
+		_ = h.respond(ev)
+		return fmt.Errorf("%s payload: %w", h.agent, err)
+	}
+	if ev.Ignore {
+		return h.respond(ev)
+	}
+
+	cwd := ev.Cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return fmt.Errorf("working directory: %w", err)
+		}
+	}
+	repo, err := gitdir.FindEnv(cwd, h.getenv)
+	if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitdir.ErrBare) {
+		return h.respond(ev) // not a repository we track: stay silent
+	}
+	if err != nil {
+		return fmt.Errorf("find repository from %s: %w", cwd, err)
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	h.store = st
+
+	if err := h.apply(st, repo, ev); err != nil {
+		return err
+	}
+	if ev.Kind == state.EventSessionStart {
+		h.selfHeal(st, repo)
+	}
+	return h.respond(ev)
+}
+
+// readPayload takes the payload from stdin, bounded, or — for Codex's
+// legacy notify program — from the last argument.
+func (h *hook) readPayload(rest []string) ([]byte, error) {
+	if n := len(rest); n > 0 && strings.HasPrefix(strings.TrimSpace(rest[n-1]), "{") {
+		return []byte(rest[n-1]), nil
+	}
+	if f, ok := h.stdin.(*os.File); ok {
+		// A terminal on stdin means nobody is sending a payload; reading
+		// would wait forever.
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, errors.New("no payload on stdin")
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(h.stdin, maxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read payload: %w", err)
+	}
+	if len(b) > maxPayload {
+		return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+	}
+	return b, nil
+}
+
+// respond prints what the agent's protocol expects on stdout, if anything.
+func (h *hook) respond(ev agent.Event) error {
+	if out := agent.Response(h.agent, ev); out != nil {
+		if _, err := h.stdout.Write(out); err != nil {
+			return fmt.Errorf("write response: %w", err)
+		}
+	}
+	return nil
+}
+
+// apply runs the event through the transition table under the session lock.
+func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
+	now := time.Now().UTC()
+	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
+	var from, to state.Phase
+	var act state.Actions
+	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
+		s := tx.Session
+		from = s.Phase
+		to, act = state.Transition(from, ev.Kind)
+		if act.Ignore {
+			return state.ErrNoChange
+		}
+		if s.StartedAt.IsZero() {
+			s.StartedAt = now
+		}
+		s.Agent = ev.Agent
+		s.Worktree = repo.WorkTree
+		if headErr == nil && branch != "" {
+			s.Branch = branch
+		}
+		if ev.TranscriptPath != "" {
+			s.TranscriptPath = ev.TranscriptPath
+		}
+		s.LastHookAt = now
+
+		if act.Revive {
+			s.EndedAt, s.EndReason, s.Interrupted = time.Time{}, "", false
+		}
+		if act.CaptureOwner {
+			s.Owner = nil // never leave an old owner behind a failed capture
+			owner, err := proclive.ResolveOwner(h.ownerHints())
+			if err != nil {
+				s.LastError = "owner: " + err.Error()
+				st.Logger().Warn("owner not resolved", "session", s.ID, "agent", s.Agent, "err", err.Error())
+			} else {
+				s.Owner = &owner
+			}
+		}
+		switch {
+		case ev.SessionGone:
+			s.Resumable, s.ResumableReason = false, "agent reported the session is gone"
+		case ev.Kind == state.EventSessionStart || ev.Kind == state.EventTurnStart:
+			s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+		}
+		if ev.Kind == state.EventError {
+			s.LastError = ev.Reason
+		}
+		if act.AppendTurnStart {
+			s.Turns++
+			prompt := ev.Prompt
+			if err := tx.AppendTurn(state.TurnRecord{
+				T: state.RecTurnStart, Turn: s.Turns, At: now, Prompt: prompt,
+				Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+			}); err != nil {
+				return err
+			}
+			s.LastTurnStartedAt = now
+			s.LastPrompt = trimPrompt(prompt)
+		}
+		if act.AppendTurnEnd {
+			if err := tx.AppendTurn(state.TurnRecord{
+				T: state.RecTurnEnd, Turn: s.Turns, At: now,
+				Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+			}); err != nil {
+				return err
+			}
+			s.LastTurnEndedAt = now
+		}
+		if act.Finalize {
+			s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
+		}
+		s.Phase = to
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record %s for session %s: %w", ev.Kind, ev.SessionID, err)
+	}
+	if act.Warn != "" {
+		// Info, not Warn: agents do this legitimately (a compaction
+		// mid-turn, Copilot's prompt before its session start), and status
+		// shows warnings to people.
+		st.Logger().Info(act.Warn, "session", ev.SessionID, "agent", h.agent, "native", ev.Native)
+	}
+	if from != to && !act.Ignore {
+		st.Logger().Info("transition", "session", ev.SessionID, "agent", h.agent,
+			"event", string(ev.Kind), "native", ev.Native, "from", phaseName(from), "to", string(to),
+			slog.Bool("revived", act.Revive), "reason", act.EndReason)
+	}
+	return nil
+}
+
+// ownerHints passes on what the agent itself says its PID is; the walk
+// starts at our parent and skips our own executable by default.
+func (h *hook) ownerHints() proclive.Hints {
+	var hints proclive.Hints
+	if info, ok := agent.Lookup(h.agent); ok && info.OwnerEnv != "" {
+		if pid, err := strconv.Atoi(h.getenv(info.OwnerEnv)); err == nil && pid > 0 {
+			hints.AgentPID = pid
+		}
+	}
+	return hints
+}
+
+func phaseName(p state.Phase) string {
+	if p == state.PhaseNone {
+		return "none"
+	}
+	return string(p)
+}
+
+// fileSize is the transcript's size now, or 0 when it can't be read; the
+// checkpoint later slices the transcript by these sizes.
+func fileSize(path string) int64 {
+	if path == "" {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// trimPrompt keeps the first line of a prompt, short enough for a status row.
+func trimPrompt(p string) string {
+	p = strings.TrimSpace(p)
+	if i := strings.IndexByte(p, '\n'); i >= 0 {
+		p = p[:i] + " …"
+	}
+	if len(p) <= maxPromptInState {
+		return p
+	}
+	cut := maxPromptInState
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/state"
+)
+
+// newFlags makes a flag set that reports errors to us instead of exiting.
+func (a *app) newFlags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.SortFlags = false
+	return fs
+}
+
+// parse parses flags, turning a bad flag into a usage error (exit 2) and
+// -h into a quiet success.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// errHelp ends a command after its flag usage was printed.
+var errHelp = errors.New("help")
+
+// workspace is the repository and store a command works on.
+type workspace struct {
+	repo  gitdir.Repo
+	store *state.Store
+}
+
+// open finds the repository from the working directory and opens its store.
+func (a *app) open() (*workspace, error) {
+	repo, err := gitdir.FindEnv(a.dir, a.getenv)
+	if err != nil {
+		if errors.Is(err, gitdir.ErrNotRepo) {
+			return nil, fmt.Errorf("not a git repository: %s", a.dir)
+		}
+		return nil, err
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open tether store: %w", err)
+	}
+	return &workspace{repo: repo, store: st}, nil
+}
+
+// resolveSession turns a full ID or a unique prefix of at least four
+// characters into a session ID, looking at live sessions first.
+func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error) {
+	if err := state.ValidateID(arg); err != nil {
+		return "", usageError{fmt.Sprintf("bad session ID %q: %v", arg, err)}
+	}
+	if _, err := w.store.Load(arg); err == nil {
+		return arg, nil
+	} else if !errors.Is(err, state.ErrNotFound) {
+		return "", err
+	}
+	if len(arg) < 4 {
+		return "", fmt.Errorf("unknown session %q", arg)
+	}
+	var matches []string
+	collect := func(ss []*state.Session) {
+		for _, s := range ss {
+			if strings.HasPrefix(s.ID, arg) {
+				matches = append(matches, s.ID)
+			}
+		}
+	}
+	live, _, err := w.store.List()
+	if err != nil {
+		return "", err
+	}
+	collect(live)
+	if includeEnded {
+		ended, _, err := w.store.ListEnded()
+		if err != nil {
+			return "", err
+		}
+		collect(ended)
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("unknown session %q", arg)
+	case 1:
+		return matches[0], nil
+	default:
+		return "", fmt.Errorf("session prefix %q is ambiguous: %s", arg, strings.Join(matches, ", "))
+	}
+}
+
+// parseAge reads a duration that may also be given in days ("30d").
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" || s == "off" {
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad duration %q (want e.g. 30d, 12h, 90m)", s)
+		}
+		return time.Duration(n * 24 * float64(time.Hour)), nil
+	}
+	dur, err := time.ParseDuration(s)
+	if err != nil || dur < 0 {
+		return 0, fmt.Errorf("bad duration %q (want e.g. 30d, 12h, 90m)", s)
+	}
+	return dur, nil
+}
+
+// isTerminal reports whether f is a terminal, for colour.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// age renders a duration the way people read it in a table.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

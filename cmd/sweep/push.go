@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/tetherdev/tether/checkpoint"
+	"github.com/tetherdev/tether/gitdir"
+)
+
+// cmdPush shares the checkpoints branch and notes with a remote. Run by
+// the pre-push hook (--hook pre-push, git's arguments after the flags and
+// the refs being pushed on stdin), it never fails the user's push: every
+// failure of its own is a warning and exit status 0.
+func cmdPush(a *app, args []string) error {
+	fs := a.newFlags("push")
+	hook := fs.String("hook", "", "the git hook running this push (pre-push): warn instead of failing")
+	quiet := fs.Bool("quiet", false, "print nothing unless something went wrong (for git hooks)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	maxArgs := 1
+	switch *hook {
+	case "":
+	case "pre-push":
+		maxArgs = 2 // git passes the remote's name and its URL
+		// Git writes the refs it is pushing on our stdin; they are not
+		// ours to act on, but reading them lets git finish writing.
+		if _, err := io.Copy(io.Discard, a.stdin); err != nil {
+			fmt.Fprintf(a.stderr, "tether-sweep: warning: read pre-push input: %v\n", err)
+		}
+	default:
+		return usagef("--hook: unknown hook %q (want pre-push)", *hook)
+	}
+	if fs.NArg() > maxArgs {
+		return usagef("push takes at most one REMOTE")
+	}
+	err := a.push(fs.Arg(0), *quiet, *asJSON)
+	if err != nil && *hook != "" {
+		fmt.Fprintf(a.stderr, "tether-sweep: warning: checkpoints not pushed: %v\n", err)
+		return nil
+	}
+	return err
+}
+
+func (a *app) push(remote string, quiet, asJSON bool) error {
+	w, cp, err := a.openCheckpoints()
+	if err != nil {
+		return err
+	}
+	if remote == "" {
+		remote = defaultRemote(w.repo)
+	}
+	res, err := cp.Push(w.store, remote)
+	var warnings []string
+	if res.Merge != nil {
+		warnings = conflictWarnings(res.Merge.Conflicts)
+	}
+	if asJSON {
+		if jerr := writeJSON(a.stdout, struct {
+			checkpoint.PushResult
+			Warnings []string `json:"warnings"`
+		}{res, nonNil(warnings)}); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else if !quiet {
+		printPush(a, res)
+	}
+	printWarnings(a, warnings, quiet)
+	return err
+}
+
+func printPush(a *app, res checkpoint.PushResult) {
+	if res.Nothing {
+		fmt.Fprintln(a.stdout, "nothing to push: no checkpoints yet")
+		return
+	}
+	if res.Merge != nil {
+		fmt.Fprintf(a.stdout, "%s had moved: fetched and merged it (branch %s, notes %s)\n", res.Remote, res.Merge.Branch, res.Merge.Notes)
+	}
+	for _, s := range res.Refs {
+		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/heads/"), res.Remote, strings.Trim(s.Summary, "[]"))
+	}
+}
+
+// openCheckpoints opens the workspace and its checkpoints repository.
+func (a *app) openCheckpoints() (*workspace, *checkpoint.Repo, error) {
+	w, err := a.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := checkpoint.Open(w.repo.CommonDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, cp, nil
+}
+
+// defaultRemote is the remote of the current branch's upstream, else
+// "origin", as git push and git fetch choose without arguments.
+func defaultRemote(repo gitdir.Repo) string {
+	_, branch, err := gitdir.Head(repo.GitDir, repo.CommonDir)
+	if err != nil || branch == "" || strings.HasPrefix(branch, "refs/") {
+		return "origin"
+	}
+	out, err := exec.Command("git", "--git-dir="+repo.CommonDir, "config", "--get", "branch."+branch+".remote").Output()
+	if remote := strings.TrimSpace(string(out)); err == nil && remote != "" && remote != "." {
+		return remote
+	}
+	return "origin"
+}
+
+// conflictWarnings turns merge conflicts into warnings.
+func conflictWarnings(conflicts []checkpoint.Conflict) []string {
+	var warnings []string
+	for _, c := range conflicts {
+		warnings = append(warnings, c.String())
+	}
+	return warnings
+}
+
+// printWarnings writes warnings to stderr, naming the tool when quiet
+// (inside a git hook's output).
+func printWarnings(a *app, warnings []string, quiet bool) {
+	prefix := "warning: "
+	if quiet {
+		prefix = "tether-sweep: warning: "
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "%s%s\n", prefix, w)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// nonNil makes an empty list print as [] in JSON.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tetherdev/tether/sweep"
+)
+
+// sweepFlags are shared by run and status.
+type sweepFlags struct {
+	dryRun     bool
+	staleAfter string
+	github     bool
+}
+
+func cmdRun(a *app, args []string) error {
+	fs := a.newFlags("run")
+	var sf sweepFlags
+	quiet := fs.Bool("quiet", false, "print nothing unless something went wrong (for git hooks)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	hook := fs.String("hook", "", "the git hook running this sweep (post-commit)")
+	fs.BoolVar(&sf.dryRun, "dry-run", false, "decide and report, change nothing")
+	fs.StringVar(&sf.staleAfter, "stale-after", "", "end sessions of unknown liveness idle this long (e.g. 12h, 7d; git config tether.staleAfter)")
+	fs.BoolVar(&sf.github, "github", false, "reconcile stale sessions with GitHub (git config tether.github)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *hook != "" && *hook != "post-commit" {
+		return usagef("--hook: unknown hook %q (want post-commit)", *hook)
+	}
+	w, err := a.open()
+	if err != nil {
+		return err
+	}
+	rep, err := a.sweep(w, sf, *hook == "post-commit")
+	if rep != nil && *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if rep != nil && !*quiet {
+		printReport(a, rep, sf.dryRun)
+	}
+	if err != nil {
+		return err
+	}
+	if *quiet {
+		for _, warn := range rep.Warnings {
+			fmt.Fprintf(a.stderr, "tether-sweep: warning: %s\n", warn)
+		}
+	}
+	return nil
+}
+
+// sweep runs one sweep with flags falling back to git config.
+func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (*sweep.Report, error) {
+	stale := sf.staleAfter
+	if stale == "" {
+		stale = a.gitConfig(w.repo, "staleAfter")
+	}
+	staleAfter, err := parseAge(stale)
+	if err != nil {
+		return nil, usagef("--stale-after: %v", err)
+	}
+	opts := sweep.Options{StaleAfter: staleAfter, DryRun: sf.dryRun, PostCommit: postCommit}
+	return sweep.Run(w.repo, w.store, opts)
+}
+
+func printReport(a *app, rep *sweep.Report, dryRun bool) {
+	verb := "finalized"
+	if dryRun {
+		verb = "would finalize"
+	}
+	for _, t := range rep.Finalized {
+		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, shortID(t.ID), t.Agent, t.Reason, t.Owner)
+	}
+	for _, c := range rep.Checkpoints {
+		if c.Checkpoint == "" {
+			continue
+		}
+		note := ""
+		if c.Skipped {
+			note = " (already on the branch)"
+		}
+		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %d turn(s)%s\n", c.Checkpoint, shortID(c.Session), c.Turns, note)
+	}
+	if len(rep.Linked) > 0 {
+		fmt.Fprintf(a.stdout, "linked %d checkpoint(s) to %s\n", len(rep.Linked), shortID(rep.Head))
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
+	}
+	if len(rep.Finalized) == 0 && len(rep.Checkpoints) == 0 && len(rep.Linked) == 0 {
+		fmt.Fprintf(a.stdout, "nothing to sweep (%d live session(s))\n", len(rep.Sessions))
+	}
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tetherdev/tether/state"
+	"github.com/tetherdev/tether/sweep"
+)
+
+// statusJSON is the contract of `status --json` (DESIGN.md).
+type statusJSON struct {
+	Sessions  []sweep.Row `json:"sessions"`
+	Finalized []string    `json:"finalized"`
+	Warnings  []string    `json:"warnings"`
+}
+
+// warningWindow is how far back status looks for hook failures in the log.
+const warningWindow = 24 * time.Hour
+
+func cmdStatus(a *app, args []string) error {
+	fs := a.newFlags("status")
+	var sf sweepFlags
+	noSweep := fs.Bool("no-sweep", false, "list without sweeping first")
+	all := fs.Bool("all", false, "include ended sessions")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.StringVar(&sf.staleAfter, "stale-after", "", "end sessions of unknown liveness idle this long (see run)")
+	fs.BoolVar(&sf.github, "github", false, "reconcile stale sessions with GitHub (see run)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	w, err := a.open()
+	if err != nil {
+		return err
+	}
+	out := statusJSON{Sessions: []sweep.Row{}, Finalized: []string{}, Warnings: []string{}}
+
+	var checked []sweep.Checked
+	if *noSweep {
+		live, warns, err := w.store.List()
+		if err != nil {
+			return fmt.Errorf("list sessions: %w", err)
+		}
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, wn.Msg)
+		}
+		for _, s := range live {
+			checked = append(checked, sweep.Checked{Session: s, Verdict: sweep.Verdict(s)})
+		}
+	} else {
+		rep, err := a.sweep(w, sf, false)
+		if err != nil {
+			return err
+		}
+		checked = rep.Sessions
+		out.Warnings = append(out.Warnings, rep.Warnings...)
+		for _, t := range rep.Finalized {
+			out.Finalized = append(out.Finalized, t.ID)
+		}
+	}
+	rows := make([]sweep.Row, 0, len(checked))
+	for _, c := range checked {
+		rows = append(rows, sweep.MakeRow(c.Session, c.Verdict))
+	}
+	if *all || len(out.Finalized) > 0 {
+		ended, warns, err := w.store.ListEnded()
+		if err != nil {
+			return fmt.Errorf("list ended sessions: %w", err)
+		}
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, wn.Msg)
+		}
+		for _, s := range ended {
+			// Without --all, show only what this very sweep finalized.
+			if *all || slices.Contains(out.Finalized, s.ID) {
+				rows = append(rows, sweep.MakeRow(s, sweep.Verdict(s)))
+			}
+		}
+	}
+	slices.SortStableFunc(rows, func(x, y sweep.Row) int { return y.LastActivityAt.Compare(x.LastActivityAt) })
+	out.Sessions = rows
+
+	if logged, err := w.store.Warnings(time.Now().Add(-warningWindow)); err == nil {
+		for _, wn := range logged {
+			msg := wn.Msg
+			if wn.Session != "" {
+				msg = shortID(wn.Session) + ": " + msg
+			}
+			out.Warnings = append(out.Warnings, wn.Time.Local().Format("Jan 02 15:04")+" "+msg)
+		}
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	color := isTerminal(a.stdout) && a.getenv("NO_COLOR") == ""
+	printStatus(a.stdout, out, color, time.Now())
+	return nil
+}
+
+func printStatus(w io.Writer, out statusJSON, color bool, now time.Time) {
+	for _, id := range out.Finalized {
+		for _, r := range out.Sessions {
+			if r.ID == id {
+				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, r.EndReason)
+			}
+		}
+	}
+	if len(out.Sessions) == 0 {
+		fmt.Fprintln(w, "no sessions")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tAGENT\tPHASE\tLIVENESS\tTURNS\tAGE\tBRANCH\tPENDING\tEND\tLAST PROMPT")
+		for _, r := range out.Sessions {
+			end := r.EndReason
+			if r.GitHub != "" {
+				end = strings.TrimSpace(end + " " + r.GitHub)
+			}
+			if end == "" {
+				end = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n",
+				shortID(r.ID), r.Agent, paint(color, r.Phase), paint(color, r.Liveness), r.Turns,
+				age(now.Sub(r.LastActivityAt)), dash(r.Branch), r.PendingTurns, end, trim(r.LastPrompt, 48))
+		}
+		tw.Flush()
+		for _, r := range out.Sessions {
+			if r.Liveness == "unknown" && r.Phase != string(state.PhaseEnded) {
+				fmt.Fprintf(w, "  %s: liveness unknown: %s\n", shortID(r.ID), r.LivenessReason)
+			}
+		}
+	}
+	for _, warn := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// paint colours the words status cares about, on a terminal only.
+func paint(color bool, s string) string {
+	if !color {
+		return s
+	}
+	code := map[string]string{"active": "32", "alive": "32", "idle": "33", "dead": "31", "ended": "90", "unknown": "35"}[s]
+	if code == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func trim(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

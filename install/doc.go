@@ -1,0 +1,32 @@
+// Package install puts tether into a repository and takes it out again: the
+// git hooks that run tether-sweep, notes.rewriteRef, and the hook entries
+// that make each coding agent run tether-hook. Check reports what is
+// missing or stale, for `tether-sweep doctor`.
+//
+// What the package promises:
+//   - Git hooks go where git runs them (git rev-parse --git-path hooks:
+//     core.hooksPath absolute or relative, the common dir for linked
+//     worktrees). A foreign hook is never overwritten: it moves to
+//     <hook>.pre-tether and our hook runs it first, with the same arguments
+//     and input, and exits with its status. Husky setups get a marked block
+//     in .husky/<hook>; lefthook and pre-commit configs are never touched —
+//     the Result says what to add to them.
+//   - A git hook never fails because of tether: every tether line is
+//     guarded, so a missing tether-sweep is a no-op, and the post-commit
+//     line ends in "|| true".
+//   - Agent configs are merged, never clobbered: other keys and hooks keep
+//     their order and their bytes, a file where nothing of ours changes is
+//     not rewritten, and our entries are recognised by the "tether-hook" in
+//     their command. Writes are atomic (temp file, fsync, rename).
+//   - Install is idempotent: a second run changes no byte. Uninstall removes
+//     exactly what install added: files it created are deleted, files that
+//     existed get their original bytes back (or, if the user changed them
+//     since, lose only our entries). A record in <git-common-dir>/tether
+//     (for user-level configs, ~/.config/tether) keeps what is needed for
+//     that.
+//   - notes.rewriteRef gains refs/notes/tether next to any existing values,
+//     and uninstall removes only that value.
+//
+// install runs the git CLI: it is not on any hot path, and git is the
+// authority on where hooks live and how its config files are edited.
+package install

@@ -1,0 +1,188 @@
+package install
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+)
+
+// Problem is one thing wrong with the installation, for `tether-sweep
+// doctor` to print and, with --fix, to repair.
+type Problem struct {
+	What   string // one line
+	Detail string // why it matters and what to do; may span lines
+	// Fix repairs the problem the way Install would; nil when it cannot be
+	// repaired safely without the user (their own settings, another tool's
+	// config, a missing binary).
+	Fix func() error
+}
+
+// Check looks for what Install would change, without changing anything:
+// git hooks missing, foreign or out of date, notes.rewriteRef unset, agent
+// configs without our entries or with stale ones, and the tether binaries
+// the hooks run not being where the hooks look for them.
+func Check(opts Options) []Problem {
+	in, err := newInstaller(opts)
+	if err != nil {
+		return []Problem{{What: "cannot check tether's installation", Detail: err.Error()}}
+	}
+	lookPath := opts.LookPath
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	// Each fix starts from a fresh installer, so it works whenever it runs
+	// and reports nothing into this check.
+	fix := func(do func(*installer) error) func() error {
+		return func() error {
+			in, err := newInstaller(opts)
+			if err != nil {
+				return err
+			}
+			return do(in)
+		}
+	}
+
+	var ps []Problem
+	if !opts.NoGitHooks {
+		for _, h := range in.gitHooks() {
+			if p := in.checkHook(h, fix); p != nil {
+				ps = append(ps, *p)
+			}
+		}
+		switch ok, err := in.repo.hasRewriteRef(); {
+		case err != nil:
+			ps = append(ps, Problem{What: "cannot read notes.rewriteRef", Detail: err.Error()})
+		case !ok:
+			ps = append(ps, Problem{
+				What:   "notes.rewriteRef does not include " + rewriteRef,
+				Detail: "git will not carry tether's notes to rewritten commits (amend, rebase).",
+				Fix:    fix((*installer).installRewriteRef),
+			})
+		}
+		if p := checkBinary("tether-sweep", opts.SweepPath, lookPath, "the git hooks run it"); p != nil {
+			ps = append(ps, *p)
+		}
+	}
+	names, err := in.agentNames(false)
+	if err != nil {
+		return append(ps, Problem{What: "cannot check agent hooks", Detail: err.Error()})
+	}
+	for _, name := range names {
+		spec, _ := lookupAgent(name)
+		ps = append(ps, in.checkAgent(spec, fix)...)
+	}
+	if len(names) > 0 {
+		if p := checkBinary("tether-hook", opts.HookPath, lookPath, "the agents' hooks run it"); p != nil {
+			ps = append(ps, *p)
+		}
+	}
+	return ps
+}
+
+func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func() error) *Problem {
+	s := in.setup(h)
+	repair := fix(func(in *installer) error { return in.installHook(h) })
+	switch {
+	case s.husky != "":
+		data, err := os.ReadFile(s.husky)
+		content := string(data)
+		start, end, ok, damaged := findBlock(content)
+		switch {
+		case damaged:
+			return &Problem{What: s.husky + " has a damaged tether block", Detail: "the block's end line is missing; fix the file by hand, then run install again."}
+		case err != nil || !ok:
+			return &Problem{What: "husky " + h.name + " hook does not run tether-sweep", Detail: s.husky, Fix: repair}
+		case content[start:end] != huskyBlock(h, in.opts.SweepPath):
+			return &Problem{What: "husky " + h.name + " hook runs an outdated tether block", Detail: s.husky, Fix: repair}
+		}
+		return nil
+	case s.framework != "":
+		data, err := os.ReadFile(s.framework)
+		if err == nil && strings.Contains(string(data), "tether-sweep") {
+			return nil
+		}
+		snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
+		detail := s.fwName + " manages the git hooks; add this to " + s.framework + ":\n" + snippet
+		if then != "" {
+			detail += "then run: " + then + "\n"
+		}
+		return &Problem{What: s.fwName + " does not run tether-sweep at " + h.name, Detail: detail}
+	}
+	data, err := os.ReadFile(s.hookFile)
+	_, backupErr := os.Lstat(s.hookFile + backupSuffix)
+	switch {
+	case err != nil:
+		return &Problem{What: "git " + h.name + " hook is not installed", Detail: s.hookFile, Fix: repair}
+	case !isOurHook(data):
+		return &Problem{
+			What:   "git " + h.name + " hook is not tether's",
+			Detail: fmt.Sprintf("%s belongs to something else; the fix moves it to %s and runs it before tether-sweep.", s.hookFile, h.name+backupSuffix),
+			Fix:    repair,
+		}
+	case string(data) != hookScript(h, in.opts.SweepPath, backupErr == nil):
+		return &Problem{What: "git " + h.name + " hook is out of date", Detail: s.hookFile, Fix: repair}
+	}
+	return nil
+}
+
+func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error) func() error) []Problem {
+	path, _ := in.agentConfig(spec)
+	repair := fix(func(in *installer) error { return in.installAgent(spec) })
+	_, data, _, existed, err := readTarget(path)
+	if err != nil {
+		return []Problem{{What: "cannot read " + spec.name + " hooks", Detail: err.Error()}}
+	}
+	if !existed {
+		return []Problem{{What: spec.name + " hooks are not installed", Detail: path + " does not exist", Fix: repair}}
+	}
+	doc, err := parseDocument(data)
+	if err != nil {
+		return []Problem{{What: "cannot read " + spec.name + " hooks", Detail: path + ": " + err.Error()}}
+	}
+	var ps []Problem
+	missing, stale := spec.status(doc.root, in.opts.HookPath)
+	switch {
+	case len(missing) > 0:
+		ps = append(ps, Problem{
+			What:   spec.name + " hooks are missing for " + strings.Join(missing, ", "),
+			Detail: path,
+			Fix:    repair,
+		})
+	case len(stale) > 0:
+		ps = append(ps, Problem{
+			What:   spec.name + " hooks are out of date for " + strings.Join(stale, ", "),
+			Detail: path,
+			Fix:    repair,
+		})
+	}
+	if spec.enableFlag && hooksDisabled(doc.root) {
+		ps = append(ps, Problem{
+			What:   "Gemini CLI hooks are turned off",
+			Detail: path + " sets hooksConfig.enabled to false; set it to true to record Gemini sessions.",
+		})
+	}
+	return ps
+}
+
+// checkBinary looks for a tether binary where the hooks will look for it.
+func checkBinary(name, abs string, lookPath func(string) (string, error), usedBy string) *Problem {
+	if abs == "" {
+		if _, err := lookPath(name); err != nil {
+			return &Problem{
+				What:   name + " is not on PATH",
+				Detail: usedBy + " and find it on PATH; until it is there they do nothing.",
+			}
+		}
+		return nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0) {
+		return &Problem{
+			What:   name + " is missing from " + abs,
+			Detail: usedBy + " from there; until it is back they do nothing. Reinstall it, or run install again from where it is now.",
+		}
+	}
+	return nil
+}

@@ -1,0 +1,563 @@
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options says what to install and where.
+type Options struct {
+	// Dir is any directory inside the git working tree.
+	Dir string
+	// Home is the user's home directory, for user-level agent configs (and
+	// the record of what install changed there). Needed only with User.
+	Home string
+	// User puts agent hooks in the user's configs (~/.claude/settings.json,
+	// ...) instead of the project's.
+	User bool
+	// Agents picks the agents to configure, by tether-hook's names for them
+	// (see AgentNames). nil means DefaultAgents for Install and Check, and
+	// every agent for Uninstall; an empty, non-nil slice means none.
+	Agents []string
+	// Push installs the pre-push hook too.
+	Push bool
+	// NoGitHooks leaves the git hooks and notes.rewriteRef alone.
+	NoGitHooks bool
+	// HookPath is tether-hook's absolute path, written into the agents'
+	// configs; "" has agents find it on PATH.
+	HookPath string
+	// SweepPath is tether-sweep's absolute path, written into the git hooks;
+	// "" has git hooks find it on PATH.
+	SweepPath string
+	// LookPath finds a program on PATH, for Check; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+}
+
+// Action is what happened to one file or setting.
+type Action string
+
+const (
+	Created   Action = "created"
+	Updated   Action = "updated"
+	Unchanged Action = "unchanged"
+	Removed   Action = "removed"
+	Restored  Action = "restored" // put back as it was before install
+	Moved     Action = "moved"    // a foreign hook, moved aside to run first
+)
+
+// Change is one file or setting that Install or Uninstall looked at.
+type Change struct {
+	Path   string // absolute path of the file (the git config file for settings)
+	What   string // e.g. "git post-commit hook", "claude-code hooks"
+	Action Action
+}
+
+// Manual is a change tether leaves to the user: hook managers such as
+// lefthook and pre-commit own the git hooks and regenerate them, so their
+// config has to run tether-sweep itself.
+type Manual struct {
+	File    string // the framework's config file
+	Hook    string // git hook name
+	Snippet string // what to add to File
+	Then    string // command to run afterwards, or ""
+}
+
+// Result reports what Install or Uninstall did.
+type Result struct {
+	Changes []Change
+	Manual  []Manual
+	Notes   []string // things the user should know, one message each
+}
+
+// Install sets up the git hooks, notes.rewriteRef and the agents' hook
+// configs. It is idempotent: a second run writes nothing. It goes as far as
+// it can, and reports every failure in the returned error alongside what it
+// did.
+func Install(opts Options) (Result, error) {
+	in, err := newInstaller(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	var errs []error
+	if !opts.NoGitHooks {
+		for _, h := range in.gitHooks() {
+			errs = append(errs, in.installHook(h))
+		}
+		errs = append(errs, in.installRewriteRef())
+	}
+	names, err := in.agentNames(false)
+	if err != nil {
+		return in.res, err
+	}
+	for _, name := range names {
+		spec, _ := lookupAgent(name) // names are checked by agentNames
+		errs = append(errs, in.installAgent(spec))
+	}
+	return in.res, errors.Join(errs...)
+}
+
+// Uninstall removes what Install added: our git hooks (putting back the
+// hooks they chained to), our husky blocks, our notes.rewriteRef value and
+// our agent hook entries. Files install created are deleted; files that
+// existed are restored byte for byte when nothing else changed in them, and
+// otherwise lose only our entries.
+func Uninstall(opts Options) (Result, error) {
+	in, err := newInstaller(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	var errs []error
+	if !opts.NoGitHooks {
+		for _, h := range []gitHook{postCommitHook, prePushHook} {
+			errs = append(errs, in.uninstallHook(h))
+		}
+		if changed, err := in.repo.removeRewriteRef(); err != nil {
+			errs = append(errs, fmt.Errorf("notes.rewriteRef: %w", err))
+		} else if changed {
+			in.change(filepath.Join(in.repo.common, "config"), "notes.rewriteRef "+rewriteRef, Removed)
+		}
+	}
+	names, err := in.agentNames(true)
+	if err != nil {
+		return in.res, err
+	}
+	for _, name := range names {
+		spec, _ := lookupAgent(name)
+		errs = append(errs, in.uninstallAgent(spec))
+	}
+	return in.res, errors.Join(errs...)
+}
+
+// installer carries one run's options, repository and report.
+type installer struct {
+	opts Options
+	repo repo
+	res  Result
+}
+
+func newInstaller(opts Options) (*installer, error) {
+	for _, p := range []struct{ name, path string }{{"tether-hook", opts.HookPath}, {"tether-sweep", opts.SweepPath}} {
+		if p.path != "" && !filepath.IsAbs(p.path) {
+			return nil, fmt.Errorf("%s path %q is not absolute", p.name, p.path)
+		}
+	}
+	if opts.User && opts.Home == "" {
+		return nil, errors.New("user-level install needs the home directory")
+	}
+	r, err := findRepo(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &installer{opts: opts, repo: r}, nil
+}
+
+func (in *installer) change(path, what string, a Action) {
+	in.res.Changes = append(in.res.Changes, Change{Path: path, What: what, Action: a})
+}
+
+func (in *installer) note(format string, args ...any) {
+	in.res.Notes = append(in.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func (in *installer) gitHooks() []gitHook {
+	if in.opts.Push {
+		return []gitHook{postCommitHook, prePushHook}
+	}
+	return []gitHook{postCommitHook}
+}
+
+// agentNames resolves Options.Agents; all means every agent rather than the
+// detected ones (for uninstall).
+func (in *installer) agentNames(all bool) ([]string, error) {
+	switch {
+	case in.opts.Agents != nil:
+		for _, n := range in.opts.Agents {
+			if _, err := lookupAgent(n); err != nil {
+				return nil, err
+			}
+		}
+		return in.opts.Agents, nil
+	case all:
+		return AgentNames(), nil
+	case in.opts.User:
+		return detectAgents(in.opts.Home, true), nil
+	default:
+		return detectAgents(in.repo.top, false), nil
+	}
+}
+
+// hookSetup is how a git hook reaches tether in this repository.
+type hookSetup struct {
+	husky     string // the user's husky hook file to put our block in, or ""
+	framework string // a hook manager's config file to tell the user about, or ""
+	fwName    string
+	hookFile  string // otherwise: the hook in git's hooks directory
+}
+
+func (in *installer) setup(h gitHook) hookSetup {
+	top := in.repo.top
+	husky := filepath.Join(top, ".husky")
+	if fi, err := os.Stat(husky); err == nil && fi.IsDir() &&
+		(samePath(in.repo.hooks, husky) || samePath(in.repo.hooks, filepath.Join(husky, "_"))) {
+		return hookSetup{husky: filepath.Join(husky, h.name)}
+	}
+	for _, fw := range frameworks {
+		for _, f := range fw.files {
+			if _, err := os.Stat(filepath.Join(top, f)); err == nil {
+				return hookSetup{framework: filepath.Join(top, f), fwName: fw.name}
+			}
+		}
+	}
+	return hookSetup{hookFile: filepath.Join(in.repo.hooks, h.name)}
+}
+
+// samePath compares paths after resolving symlinks, since git and the
+// caller may spell the same directory differently (a symlinked /tmp, for
+// one). The last element may not exist yet: husky's .husky/_ is generated
+// by npm install.
+func samePath(a, b string) bool {
+	return resolved(a) == resolved(b)
+}
+
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(r, filepath.Base(p))
+	}
+	return filepath.Clean(p)
+}
+
+func (in *installer) installHook(h gitHook) error {
+	s := in.setup(h)
+	switch {
+	case s.husky != "":
+		return in.installHusky(h, s.husky)
+	case s.framework != "":
+		data, err := os.ReadFile(s.framework)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", s.framework, err)
+		}
+		if !strings.Contains(string(data), "tether-sweep") {
+			snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
+			in.res.Manual = append(in.res.Manual, Manual{File: s.framework, Hook: h.name, Snippet: snippet, Then: then})
+		}
+		return nil
+	default:
+		return in.installGitHook(h, s.hookFile)
+	}
+}
+
+// installGitHook writes our hook, chaining to a foreign one: the foreign
+// hook is renamed <hook>.pre-tether and our script runs it first.
+func (in *installer) installGitHook(h gitHook, path string) error {
+	what := "git " + h.name + " hook"
+	backup := path + backupSuffix
+	_, backupErr := os.Lstat(backup)
+	hasBackup := backupErr == nil
+	cur, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch {
+	case exists && isOurHook(cur):
+		want := hookScript(h, in.opts.SweepPath, hasBackup)
+		if string(cur) == want {
+			in.change(path, what, Unchanged)
+			return nil
+		}
+		if err := writeFileAtomic(path, []byte(want), 0o755); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		in.change(path, what, Updated)
+		return nil
+	case exists && hasBackup:
+		return fmt.Errorf("%s: %s is not tether's and %s already exists; move one of them aside", what, path, backup)
+	case exists:
+		return in.chainHook(h, path, backup)
+	default:
+		if _, err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err := writeFileAtomic(path, []byte(hookScript(h, in.opts.SweepPath, hasBackup)), 0o755); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		in.change(path, what, Created)
+		return nil
+	}
+}
+
+// chainHook moves the foreign hook aside and puts ours in its place. Ours is
+// written to a temp file first, so the hook is never missing for longer
+// than two renames, and a failure puts the foreign hook back.
+func (in *installer) chainHook(h gitHook, path, backup string) error {
+	what := "git " + h.name + " hook"
+	tmp := path + ".tether-new"
+	if err := writeFileAtomic(tmp, []byte(hookScript(h, in.opts.SweepPath, true)), 0o755); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := os.Rename(path, backup); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: move the existing hook aside: %w", what, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Rename(backup, path)
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	in.change(backup, "previous "+h.name+" hook (runs first)", Moved)
+	in.change(path, what, Created)
+	return nil
+}
+
+func (in *installer) uninstallHook(h gitHook) error {
+	s := in.setup(h)
+	switch {
+	case s.husky != "":
+		return in.uninstallHusky(h, s.husky)
+	case s.framework != "":
+		if data, err := os.ReadFile(s.framework); err == nil && strings.Contains(string(data), "tether-sweep") {
+			in.note("%s still runs tether-sweep for %s: remove that entry by hand.", s.framework, h.name)
+		}
+		return nil
+	}
+	path := filepath.Join(in.repo.hooks, h.name)
+	what := "git " + h.name + " hook"
+	backup := path + backupSuffix
+	_, backupErr := os.Lstat(backup)
+	cur, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	exists := err == nil
+	switch {
+	case exists && !isOurHook(cur):
+		if backupErr == nil {
+			in.note("%s is not tether's, so %s was left where it is.", path, backup)
+		}
+		return nil
+	case backupErr == nil:
+		if err := os.Rename(backup, path); err != nil {
+			return fmt.Errorf("%s: put the previous hook back: %w", what, err)
+		}
+		in.change(path, what, Restored)
+		return nil
+	case exists:
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		in.change(path, what, Removed)
+	}
+	return nil
+}
+
+func (in *installer) installRewriteRef() error {
+	changed, err := in.repo.addRewriteRef()
+	if err != nil {
+		return fmt.Errorf("notes.rewriteRef: %w", err)
+	}
+	a := Unchanged
+	if changed {
+		a = Updated
+	}
+	in.change(filepath.Join(in.repo.common, "config"), "notes.rewriteRef "+rewriteRef, a)
+	return nil
+}
+
+// editFile applies edit to a file that install records in a manifest: the
+// first change to it records what it was, so uninstall can undo exactly
+// that. edit gets the current content (nil when there is no file) and
+// returns the new one.
+func (in *installer) editFile(manifestPath, path, what string, newMode fs.FileMode, edit func(cur []byte, existed bool) ([]byte, error)) error {
+	target, cur, mode, existed, err := readTarget(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := edit(cur, existed)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", what, path, err)
+	}
+	if existed && bytes.Equal(out, cur) {
+		in.change(path, what, Unchanged)
+		return nil
+	}
+	m, err := loadManifest(manifestPath)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	created, err := mkdirAll(filepath.Dir(target), 0o755)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if m.Files[target] == nil {
+		m.Files[target] = &fileRecord{Existed: existed, Original: cur, CreatedDirs: created}
+		// Saved before the file changes: a crash in between leaves a record
+		// of a file that is still original, which is harmless.
+		if err := m.save(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	if !existed {
+		mode = newMode
+	}
+	if err := writeFileAtomic(target, out, mode); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if existed {
+		in.change(path, what, Updated)
+	} else {
+		in.change(path, what, Created)
+	}
+	return nil
+}
+
+// undoFile is editFile's inverse. undo gets the current content and the
+// record (nil when install left none) and returns the new content, or
+// remove=true when the file should go.
+func (in *installer) undoFile(manifestPath, path, what string, undo func(cur []byte, rec *fileRecord) (out []byte, remove bool, err error)) error {
+	target, cur, mode, existed, err := readTarget(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	m, err := loadManifest(manifestPath)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	rec := m.Files[target]
+	if existed {
+		out, remove, err := undo(cur, rec)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", what, path, err)
+		}
+		switch {
+		case remove:
+			if err := os.Remove(target); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			removeEmptyDirs(rec.CreatedDirs)
+			in.change(path, what, Removed)
+		case bytes.Equal(out, cur):
+		case rec != nil && rec.Existed && bytes.Equal(out, rec.Original):
+			if err := writeFileAtomic(target, out, mode); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			in.change(path, what, Restored)
+		default:
+			if err := writeFileAtomic(target, out, mode); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			in.change(path, what, Updated)
+		}
+	}
+	if rec != nil {
+		delete(m.Files, target)
+		if err := m.save(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+func (in *installer) installHusky(h gitHook, path string) error {
+	block := huskyBlock(h, in.opts.SweepPath)
+	return in.editFile(projectManifest(in.repo), path, "husky "+h.name+" hook", 0o755, func(cur []byte, existed bool) ([]byte, error) {
+		content := string(cur)
+		if !existed {
+			content = huskyShebang
+		}
+		out, err := withBlock(content, block)
+		return []byte(out), err
+	})
+}
+
+func (in *installer) uninstallHusky(h gitHook, path string) error {
+	return in.undoFile(projectManifest(in.repo), path, "husky "+h.name+" hook", func(cur []byte, rec *fileRecord) ([]byte, bool, error) {
+		out, found, err := withoutBlock(string(cur))
+		if err != nil || !found {
+			return cur, false, err
+		}
+		switch {
+		case rec != nil && !rec.Existed && (out == huskyShebang || out == ""):
+			return nil, true, nil
+		case rec != nil && rec.Existed && out == string(rec.Original)+"\n":
+			// withBlock added the line break the file lacked.
+			return rec.Original, false, nil
+		}
+		return []byte(out), false, nil
+	})
+}
+
+// agentConfig is where an agent's hook config goes, and the manifest that
+// records it.
+func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
+	if in.opts.User {
+		return filepath.Join(in.opts.Home, filepath.FromSlash(spec.user)), userManifest(in.opts.Home)
+	}
+	return filepath.Join(in.repo.top, filepath.FromSlash(spec.project)), projectManifest(in.repo)
+}
+
+func (in *installer) installAgent(spec agentSpec) error {
+	path, mpath := in.agentConfig(spec)
+	var disabled bool
+	err := in.editFile(mpath, path, spec.name+" hooks", 0o644, func(cur []byte, _ bool) ([]byte, error) {
+		doc, err := parseDocument(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := spec.merge(doc.root, in.opts.HookPath); err != nil {
+			return nil, err
+		}
+		disabled = spec.enableFlag && hooksDisabled(doc.root)
+		return doc.bytes(), nil
+	})
+	if err != nil {
+		return err
+	}
+	if spec.note != "" {
+		in.note("%s", spec.note)
+	}
+	if disabled {
+		in.note("%s sets hooksConfig.enabled to false, so Gemini CLI will not run tether's hooks; set it to true to record Gemini sessions.", path)
+	}
+	return nil
+}
+
+// hooksDisabled tells whether a Gemini CLI config turns hooks off.
+func hooksDisabled(root *node) bool {
+	e := root.get("hooksConfig").get("enabled")
+	return e != nil && e.raw == "false"
+}
+
+func (in *installer) uninstallAgent(spec agentSpec) error {
+	path, mpath := in.agentConfig(spec)
+	return in.undoFile(mpath, path, spec.name+" hooks", func(cur []byte, rec *fileRecord) ([]byte, bool, error) {
+		doc, err := parseDocument(cur)
+		if err != nil {
+			return nil, false, err
+		}
+		var orig *node
+		if rec != nil {
+			if od, err := parseDocument(rec.Original); err == nil {
+				orig = od.root
+			}
+		}
+		spec.unmerge(doc.root, orig)
+		out := doc.bytes()
+		switch {
+		case bytes.Equal(out, cur):
+			return cur, false, nil
+		case rec != nil && !rec.Existed && len(doc.root.members) == 0:
+			return nil, true, nil
+		case rec != nil && rec.Existed && orig != nil && equal(doc.root, orig):
+			return rec.Original, false, nil
+		}
+		return out, false, nil
+	})
+}

@@ -1,0 +1,770 @@
+package install
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// These tests drive real git in temporary repositories. tether-sweep is a
+// small script on PATH that logs its arguments and input, so a test can see
+// that git ran our hook, with what, and after which other hook.
+
+type fixture struct {
+	log      string // what the fake tether-sweep and the test hooks append to
+	origPath string // PATH without the fake tether-sweep
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("GIT_AUTHOR_NAME", "t")
+	t.Setenv("GIT_AUTHOR_EMAIL", "t@example.invalid")
+	t.Setenv("GIT_COMMITTER_NAME", "t")
+	t.Setenv("GIT_COMMITTER_EMAIL", "t@example.invalid")
+	f := &fixture{log: filepath.Join(t.TempDir(), "log"), origPath: os.Getenv("PATH")}
+	t.Setenv("TETHER_TEST_LOG", f.log)
+	bin := t.TempDir()
+	writeExec(t, filepath.Join(bin, "tether-sweep"),
+		"#!/bin/sh\nprintf 'sweep %s\\n' \"$*\" >>\"$TETHER_TEST_LOG\"\ncat >>\"$TETHER_TEST_LOG.sweep-stdin\"\n")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+f.origPath)
+	return f
+}
+
+func (f *fixture) logged(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(f.log)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q", "-b", "main")
+	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "init")
+	return dir
+}
+
+// run runs a command in dir and fails the test unless it succeeds.
+func run(t *testing.T, dir string, name string, args ...string) string {
+	t.Helper()
+	out, err := runErr(dir, name, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func runErr(dir string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// snapshot maps every file and directory under root to its mode and
+// content, leaving out git's bookkeeping, which commits change.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	snap := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if gitState(rel) {
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			snap[rel] = "dir " + info.Mode().String()
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(path)
+			snap[rel] = "link " + target
+		default:
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			snap[rel] = info.Mode().String() + "\n" + string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// gitState tells git's own bookkeeping (objects, refs, logs) from the parts
+// of .git that install may touch: hooks, config and tether's directory.
+func gitState(rel string) bool {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if parts[0] != ".git" || len(parts) == 1 {
+		return false
+	}
+	switch parts[1] {
+	case "hooks", "config", "tether":
+		return false
+	}
+	return true
+}
+
+func sameSnapshot(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for k, v := range before {
+		if a, ok := after[k]; !ok {
+			t.Errorf("%s: %s is gone", what, k)
+		} else if a != v {
+			t.Errorf("%s: %s changed:\n--- before\n%s\n--- after\n%s", what, k, v, a)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("%s: %s was left behind", what, k)
+		}
+	}
+}
+
+func actions(res Result) map[string]Action {
+	m := map[string]Action{}
+	for _, c := range res.Changes {
+		m[c.Path] = c.Action
+	}
+	return m
+}
+
+const foreignPostCommit = "#!/bin/sh\necho \"foreign post-commit $#\" >>\"$TETHER_TEST_LOG\"\nexit 3\n"
+
+func TestPostCommitChainsForeignHook(t *testing.T) {
+	f := setup(t)
+	dir := newRepo(t)
+	hook := filepath.Join(dir, ".git", "hooks", "post-commit")
+	writeExec(t, hook, foreignPostCommit)
+
+	res, err := Install(Options{Dir: dir, Agents: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := actions(res); a[hook+backupSuffix] != Moved || a[hook] != Created {
+		t.Errorf("changes: %+v", res.Changes)
+	}
+	if got := readFile(t, hook+backupSuffix); got != foreignPostCommit {
+		t.Errorf("backup is not the foreign hook: %q", got)
+	}
+
+	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "one")
+	want := "foreign post-commit 0\nsweep run --hook post-commit --quiet\n"
+	if got := f.logged(t); got != want {
+		t.Errorf("hooks ran as\n%s\nwant (foreign first)\n%s", got, want)
+	}
+	// A post-commit status cannot block the commit, but it is still the
+	// hook's own exit status.
+	_, err = runErr(dir, hook)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("chained hook exited with %v, want the foreign hook's status 3", err)
+	}
+}
+
+func TestPrePushChainsForeignHookAndSharesInput(t *testing.T) {
+	f := setup(t)
+	dir := newRepo(t)
+	remote := t.TempDir()
+	run(t, remote, "git", "init", "-q", "--bare")
+	run(t, dir, "git", "remote", "add", "origin", remote)
+	writeExec(t, filepath.Join(dir, ".git", "hooks", "pre-push"),
+		"#!/bin/sh\necho \"foreign pre-push $1 $2\" >>\"$TETHER_TEST_LOG\"\ncat >\"$TETHER_TEST_LOG.foreign-stdin\"\nexit ${FOREIGN_EXIT:-0}\n")
+
+	if _, err := Install(Options{Dir: dir, Push: true, Agents: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "push", "-q", "origin", "main")
+	want := "foreign pre-push origin " + remote + "\nsweep push --hook pre-push --quiet origin " + remote + "\n"
+	if got := f.logged(t); got != want {
+		t.Errorf("hooks ran as\n%s\nwant\n%s", got, want)
+	}
+	foreignIn := readFile(t, f.log+".foreign-stdin")
+	if !strings.Contains(foreignIn, " refs/heads/main ") {
+		t.Errorf("the foreign hook did not get git's refs: %q", foreignIn)
+	}
+	if sweepIn := readFile(t, f.log+".sweep-stdin"); sweepIn != foreignIn {
+		t.Errorf("tether-sweep got %q, the foreign hook %q", sweepIn, foreignIn)
+	}
+
+	// A failing foreign pre-push refuses the push, and tether-sweep stays out.
+	t.Setenv("FOREIGN_EXIT", "1")
+	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "two")
+	if out, err := runErr(dir, "git", "push", "-q", "origin", "main"); err == nil {
+		t.Errorf("push succeeded past a failing pre-push hook: %s", out)
+	}
+	if got := f.logged(t); strings.Count(got, "sweep push") != 1 {
+		t.Errorf("tether-sweep ran after the foreign hook failed:\n%s", got)
+	}
+}
+
+func TestHooksPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path func(dir string) (config, want string)
+	}{
+		{"absolute", func(dir string) (string, string) {
+			abs := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"-hooks")
+			return abs, abs
+		}},
+		{"relative", func(dir string) (string, string) { return "githooks", filepath.Join(dir, "githooks") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			dir := newRepo(t)
+			config, want := tc.path(dir)
+			run(t, dir, "git", "config", "core.hooksPath", config)
+			sub := filepath.Join(dir, "sub")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// From a subdirectory, a relative hooksPath still means the worktree's.
+			if _, err := Install(Options{Dir: sub, Agents: []string{}}); err != nil {
+				t.Fatal(err)
+			}
+			if !isOurHook([]byte(readFile(t, filepath.Join(want, "post-commit")))) {
+				t.Fatal("our hook is not in core.hooksPath")
+			}
+			if exists(filepath.Join(dir, ".git", "hooks", "post-commit")) {
+				t.Error("a hook was written to .git/hooks, where git will not run it")
+			}
+			run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+			if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+				t.Errorf("log: %q", got)
+			}
+		})
+	}
+}
+
+// huskyRunner stands in for what husky 9 generates in .husky/_: each git
+// hook sources a runner that executes the user's .husky/<hook> with sh -e.
+const huskyRunner = `#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ -f "$s" ] || exit 0
+sh -e "$s" "$@"
+`
+
+func TestHusky(t *testing.T) {
+	t.Run("v9 with a user hook", func(t *testing.T) {
+		f := setup(t)
+		dir := newRepo(t)
+		writeExec(t, filepath.Join(dir, ".husky", "_", "h"), huskyRunner)
+		writeExec(t, filepath.Join(dir, ".husky", "_", "post-commit"), "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n")
+		userHook := filepath.Join(dir, ".husky", "post-commit")
+		writeFile(t, userHook, "echo husky-user >>\"$TETHER_TEST_LOG\"\n")
+		run(t, dir, "git", "config", "core.hooksPath", ".husky/_")
+		before := snapshot(t, dir)
+
+		if _, err := Install(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, userHook); got != "echo husky-user >>\"$TETHER_TEST_LOG\"\n"+huskyBlock(postCommitHook, "") {
+			t.Errorf("user hook is now\n%s", got)
+		}
+		if exists(filepath.Join(dir, ".git", "hooks", "post-commit")) {
+			t.Error("wrote to .git/hooks under husky")
+		}
+		run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+		if got := f.logged(t); got != "husky-user\nsweep run --hook post-commit --quiet\n" {
+			t.Errorf("log: %q", got)
+		}
+		// Without tether-sweep, husky's sh -e still succeeds.
+		t.Setenv("PATH", f.origPath)
+		out, err := runErr(dir, "sh", "-e", userHook)
+		if err != nil {
+			t.Errorf("husky hook failed without tether-sweep: %v %s", err, out)
+		}
+
+		if _, err := Uninstall(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		sameSnapshot(t, "after uninstall", before, snapshot(t, dir))
+	})
+	t.Run("v9 before npm install", func(t *testing.T) {
+		setup(t)
+		dir := newRepo(t)
+		writeFile(t, filepath.Join(dir, ".husky", "pre-commit"), "npm test\n")
+		run(t, dir, "git", "config", "core.hooksPath", ".husky/_")
+		if _, err := Install(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		if exists(filepath.Join(dir, ".husky", "_")) {
+			t.Error("wrote into husky's generated directory")
+		}
+		if got := readFile(t, filepath.Join(dir, ".husky", "post-commit")); got != huskyShebang+huskyBlock(postCommitHook, "") {
+			t.Errorf(".husky/post-commit is\n%s", got)
+		}
+	})
+	t.Run("v8 without a hook", func(t *testing.T) {
+		f := setup(t)
+		dir := newRepo(t)
+		if err := os.MkdirAll(filepath.Join(dir, ".husky"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, "git", "config", "core.hooksPath", ".husky")
+		before := snapshot(t, dir)
+		if _, err := Install(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+		if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+			t.Errorf("log: %q", got)
+		}
+		if _, err := Uninstall(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		sameSnapshot(t, "after uninstall", before, snapshot(t, dir))
+	})
+}
+
+func TestLinkedWorktree(t *testing.T) {
+	f := setup(t)
+	dir := newRepo(t)
+	wt := filepath.Join(t.TempDir(), "wt")
+	run(t, dir, "git", "worktree", "add", "-q", wt)
+
+	if _, err := Install(Options{Dir: wt, Agents: []string{"claude-code"}}); err != nil {
+		t.Fatal(err)
+	}
+	common := filepath.Join(dir, ".git")
+	if !isOurHook([]byte(readFile(t, filepath.Join(common, "hooks", "post-commit")))) {
+		t.Fatal("hook is not in the common dir's hooks")
+	}
+	if !exists(filepath.Join(wt, ".claude", "settings.json")) || !exists(filepath.Join(common, "tether", "install.json")) {
+		t.Fatal("agent config not in the worktree, or install record not in the common dir")
+	}
+	run(t, wt, "git", "commit", "-q", "--allow-empty", "-m", "x")
+	if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+		t.Errorf("log: %q", got)
+	}
+	if _, err := Uninstall(Options{Dir: wt}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(wt, ".claude"), filepath.Join(common, "hooks", "post-commit"), filepath.Join(common, "tether")} {
+		if exists(p) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+}
+
+// A repository with some of everything: a foreign hook, a user's Claude
+// settings in their own style, a Cursor directory without hooks, Gemini
+// settings that already enable hooks.
+const claudeUserSettings = `{
+    "permissions": {"allow": ["Bash(make:*)"]},
+    "hooks": {
+        "Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "say done"}]}]
+    },
+    "futureKey": [1, {"x": null}]
+}`
+
+func busyRepo(t *testing.T) string {
+	t.Helper()
+	dir := newRepo(t)
+	writeExec(t, filepath.Join(dir, ".git", "hooks", "post-commit"), foreignPostCommit)
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json"), claudeUserSettings)
+	if err := os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".gemini", "settings.json"), "{\n  \"hooksConfig\": {\n    \"enabled\": true\n  }\n}\n")
+	run(t, dir, "git", "config", "--add", "notes.rewriteRef", "refs/notes/commits")
+	return dir
+}
+
+func TestInstallTwiceChangesNothing(t *testing.T) {
+	setup(t)
+	dir := busyRepo(t)
+	opts := Options{Dir: dir, Push: true, Agents: AgentNames(), HookPath: "/opt/tether/tether-hook"}
+	if _, err := Install(opts); err != nil {
+		t.Fatal(err)
+	}
+	once := snapshot(t, dir)
+	res, err := Install(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "second install", once, snapshot(t, dir))
+	for _, c := range res.Changes {
+		if c.Action != Unchanged {
+			t.Errorf("second install: %s %s", c.What, c.Action)
+		}
+	}
+}
+
+func TestUninstallRestoresEverything(t *testing.T) {
+	setup(t)
+	dir := busyRepo(t)
+	before := snapshot(t, dir)
+	opts := Options{Dir: dir, Push: true, Agents: AgentNames(), HookPath: "/opt/tether/tether-hook"}
+	res, err := Install(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "codex_hooks = true") }) {
+		t.Errorf("no note about Codex's feature flag: %q", res.Notes)
+	}
+
+	// Install kept every key and hook of the user's settings.
+	var orig, got map[string]any
+	if err := json.Unmarshal([]byte(claudeUserSettings), &orig); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".claude", "settings.json"))), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"permissions", "futureKey"} {
+		if !jsonEqual(orig[k], got[k]) {
+			t.Errorf("%s: %v became %v", k, orig[k], got[k])
+		}
+	}
+	stop := got["hooks"].(map[string]any)["Stop"].([]any)
+	if len(stop) != 2 || !jsonEqual(stop[0], orig["hooks"].(map[string]any)["Stop"].([]any)[0]) {
+		t.Errorf("user's Stop hook not kept first: %v", stop)
+	}
+	if vals := run(t, dir, "git", "config", "--get-all", "notes.rewriteRef"); vals != "refs/notes/commits\nrefs/notes/tether\n" {
+		t.Errorf("notes.rewriteRef = %q", vals)
+	}
+
+	if _, err := Uninstall(Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "after uninstall", before, snapshot(t, dir))
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// When the user edits a config after install, uninstall takes out only our
+// entries and keeps their edit.
+func TestUninstallKeepsLaterEdits(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	writeFile(t, settings, claudeUserSettings+"\n")
+	if _, err := Install(Options{Dir: dir, Agents: []string{"claude-code"}, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := parseDocument([]byte(readFile(t, settings)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.root.set("model", newString("sonnet"))
+	writeFile(t, settings, string(d.bytes()))
+
+	if _, err := Uninstall(Options{Dir: dir, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := mustParse(t, claudeUserSettings)
+	want.set("model", newString("sonnet"))
+	if got := mustParse(t, readFile(t, settings)); !equal(got, want) {
+		t.Errorf("got %s\nwant %s", compact(got), compact(want))
+	}
+}
+
+func TestMissingSweepNeverBlocksGit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sweep string
+		path  func(t *testing.T, f *fixture) string
+	}{
+		{"not on PATH", "", func(_ *testing.T, f *fixture) string { return f.origPath }},
+		{"absolute path gone", "/nonexistent/tether-sweep", func(*testing.T, *fixture) string { return os.Getenv("PATH") }},
+		{"failing", "", func(t *testing.T, f *fixture) string {
+			bin := t.TempDir()
+			writeExec(t, filepath.Join(bin, "tether-sweep"), "#!/bin/sh\necho broken >&2\nexit 1\n")
+			return bin + string(os.PathListSeparator) + f.origPath
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			dir := newRepo(t)
+			remote := t.TempDir()
+			run(t, remote, "git", "init", "-q", "--bare")
+			run(t, dir, "git", "remote", "add", "origin", remote)
+			if _, err := Install(Options{Dir: dir, Push: true, SweepPath: tc.sweep, Agents: []string{}}); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", tc.path(t, f))
+			run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+			run(t, dir, "git", "push", "-q", "origin", "main")
+			if _, err := runErr(dir, filepath.Join(dir, ".git", "hooks", "post-commit")); err != nil {
+				t.Errorf("post-commit hook exited with %v", err)
+			}
+			if got := f.logged(t); got != "" {
+				t.Errorf("something ran: %q", got)
+			}
+		})
+	}
+}
+
+func TestUserLevel(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, home)
+	opts := Options{Dir: dir, User: true, Home: home, NoGitHooks: true}
+	if _, err := Install(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(home, ".gemini", "settings.json")) || exists(filepath.Join(dir, ".gemini")) {
+		t.Fatal("user-level install did not write ~/.gemini/settings.json only")
+	}
+	if exists(filepath.Join(home, ".claude")) {
+		t.Error("configured an agent the user does not have")
+	}
+	if _, err := Uninstall(opts); err != nil {
+		t.Fatal(err)
+	}
+	// The record under ~/.config/tether goes with the last entry.
+	sameSnapshot(t, "home after uninstall", before, snapshot(t, home))
+}
+
+func TestSymlinkedConfigStaysLinked(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	dotfiles := filepath.Join(t.TempDir(), "settings.json")
+	writeFile(t, dotfiles, claudeUserSettings)
+	link := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dotfiles, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(Options{Dir: dir, Agents: []string{"claude-code"}, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatal("the symlink was replaced by a file")
+	}
+	if !strings.Contains(readFile(t, dotfiles), hookBinary) {
+		t.Fatal("the link's target was not updated")
+	}
+	if _, err := Uninstall(Options{Dir: dir, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dotfiles); got != claudeUserSettings {
+		t.Errorf("target not restored:\n%s", got)
+	}
+}
+
+func TestHookFrameworksAreLeftAlone(t *testing.T) {
+	for _, tc := range []struct{ file, content, then string }{
+		{"lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n", ""},
+		{".pre-commit-config.yaml", "repos: []\n", "pre-commit install --hook-type post-commit"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			setup(t)
+			dir := newRepo(t)
+			cfg := filepath.Join(dir, tc.file)
+			writeFile(t, cfg, tc.content)
+			res, err := Install(Options{Dir: dir, Agents: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Manual) != 1 || res.Manual[0].File != cfg || !strings.Contains(res.Manual[0].Snippet, "tether-sweep run --hook post-commit") || res.Manual[0].Then != tc.then {
+				t.Errorf("manual steps: %+v", res.Manual)
+			}
+			if readFile(t, cfg) != tc.content || exists(filepath.Join(dir, ".git", "hooks", "post-commit")) {
+				t.Error("touched the framework's files or git's hooks")
+			}
+			ps := Check(Options{Dir: dir, Agents: []string{}, LookPath: found})
+			if len(ps) != 1 || ps[0].Fix != nil || !strings.Contains(ps[0].Detail, res.Manual[0].Snippet) {
+				t.Errorf("check: %+v", ps)
+			}
+			writeFile(t, cfg, tc.content+"# tether-sweep is run from here\n")
+			if ps := Check(Options{Dir: dir, Agents: []string{}, LookPath: found}); len(ps) != 0 {
+				t.Errorf("check after the user added it: %+v", ps)
+			}
+		})
+	}
+}
+
+func found(name string) (string, error) { return "/usr/bin/" + name, nil }
+
+func TestInstallReportsBadConfigAndGoesOn(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	bad := "{\n  // my settings\n  \"model\": \"opus\"\n}\n"
+	writeFile(t, filepath.Join(dir, ".gemini", "settings.json"), bad)
+	res, err := Install(Options{Dir: dir, Agents: []string{"gemini", "cursor"}, NoGitHooks: true})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(".gemini", "settings.json")) {
+		t.Errorf("error %v does not name the bad file", err)
+	}
+	if readFile(t, filepath.Join(dir, ".gemini", "settings.json")) != bad {
+		t.Error("the bad file was changed")
+	}
+	if actions(res)[filepath.Join(dir, ".cursor", "hooks.json")] != Created {
+		t.Errorf("cursor was not installed: %+v", res.Changes)
+	}
+}
+
+func TestGeminiHooksDisabledIsRespected(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	settings := filepath.Join(dir, ".gemini", "settings.json")
+	writeFile(t, settings, `{"hooksConfig": {"enabled": false}}`)
+	res, err := Install(Options{Dir: dir, Agents: []string{"gemini"}, NoGitHooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hooksDisabled(mustParse(t, readFile(t, settings))) {
+		t.Error("install overrode the user's hooksConfig.enabled=false")
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "hooksConfig.enabled") {
+		t.Errorf("notes: %q", res.Notes)
+	}
+	ps := Check(Options{Dir: dir, Agents: []string{"gemini"}, NoGitHooks: true, LookPath: found})
+	if len(ps) != 1 || ps[0].Fix != nil || !strings.Contains(ps[0].What, "turned off") {
+		t.Errorf("check: %+v", ps)
+	}
+}
+
+func TestCheckAndFix(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	notFound := func(string) (string, error) { return "", exec.ErrNotFound }
+	opts := Options{Dir: dir, Agents: []string{"claude-code", "cursor"}, Push: true, LookPath: notFound}
+
+	ps := Check(opts)
+	var whats []string
+	for _, p := range ps {
+		whats = append(whats, p.What)
+	}
+	want := []string{
+		"git post-commit hook is not installed",
+		"git pre-push hook is not installed",
+		"notes.rewriteRef does not include refs/notes/tether",
+		"tether-sweep is not on PATH",
+		"claude-code hooks are not installed",
+		"cursor hooks are not installed",
+		"tether-hook is not on PATH",
+	}
+	if !slices.Equal(whats, want) {
+		t.Fatalf("problems:\n%s\nwant\n%s", strings.Join(whats, "\n"), strings.Join(want, "\n"))
+	}
+	fixAll(t, ps)
+	opts.LookPath = found
+	if ps := Check(opts); len(ps) != 0 {
+		t.Fatalf("after fixing: %+v", ps)
+	}
+
+	// Damage things the way time does.
+	hook := filepath.Join(dir, ".git", "hooks", "post-commit")
+	writeExec(t, hook, strings.Replace(readFile(t, hook), " || true", "", 1))
+	prePush := filepath.Join(dir, ".git", "hooks", "pre-push")
+	writeExec(t, prePush, foreignPostCommit)
+	opts.HookPath = "/new/place/tether-hook"
+
+	whats = nil
+	ps = Check(opts)
+	for _, p := range ps {
+		whats = append(whats, p.What)
+	}
+	want = []string{
+		"git post-commit hook is out of date",
+		"git pre-push hook is not tether's",
+		"claude-code hooks are out of date for SessionStart, UserPromptSubmit, Stop, StopFailure, SessionEnd",
+		"cursor hooks are out of date for sessionStart, beforeSubmitPrompt, stop, sessionEnd",
+		"tether-hook is missing from /new/place/tether-hook",
+	}
+	if !slices.Equal(whats, want) {
+		t.Fatalf("problems:\n%s\nwant\n%s", strings.Join(whats, "\n"), strings.Join(want, "\n"))
+	}
+	fixAll(t, ps)
+	if got := readFile(t, prePush+backupSuffix); got != foreignPostCommit {
+		t.Errorf("fix did not chain the foreign pre-push hook: %q", got)
+	}
+	ps = Check(opts)
+	if len(ps) != 1 || ps[0].Fix != nil {
+		t.Errorf("after fixing, only the missing binary should remain: %+v", ps)
+	}
+}
+
+func fixAll(t *testing.T, ps []Problem) {
+	t.Helper()
+	for _, p := range ps {
+		if p.Fix == nil {
+			continue
+		}
+		if err := p.Fix(); err != nil {
+			t.Fatalf("fix %q: %v", p.What, err)
+		}
+	}
+}
+
+func TestOptionsAreChecked(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	for _, opts := range []Options{
+		{Dir: dir, HookPath: "bin/tether-hook"},
+		{Dir: dir, SweepPath: "tether-sweep"},
+		{Dir: dir, User: true},
+		{Dir: dir, Agents: []string{"emacs"}},
+		{Dir: t.TempDir()}, // not a repository
+		{},
+	} {
+		if _, err := Install(opts); err == nil {
+			t.Errorf("Install(%+v) succeeded", opts)
+		}
+		if ps := Check(opts); len(ps) == 0 || ps[0].Fix != nil {
+			t.Errorf("Check(%+v) = %+v", opts, ps)
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package install
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// hookMarker is the line that makes a git hook ours. A hook without it is
+// foreign and is never overwritten.
+const hookMarker = "# tether-managed hook v1"
+
+// Husky and similar setups get a marked block in the user's own hook file.
+const (
+	blockBegin = "# >>> tether-managed block v1 (tether-sweep uninstall removes it)"
+	blockEnd   = "# <<< tether-managed block"
+)
+
+// backupSuffix names the foreign hook we moved aside and chain to.
+const backupSuffix = ".pre-tether"
+
+// gitHook is one git hook tether runs from.
+type gitHook struct {
+	name      string // git's name for the hook
+	sweepArgs string // tether-sweep arguments
+	passArgs  bool   // forward the hook's own arguments ("$@")
+	stdin     bool   // git feeds the hook on stdin, and both hooks of a chain need it
+}
+
+var (
+	postCommitHook = gitHook{name: "post-commit", sweepArgs: "run --hook post-commit --quiet"}
+	prePushHook    = gitHook{name: "pre-push", sweepArgs: "push --hook pre-push --quiet", passArgs: true, stdin: true}
+)
+
+// sweepInvocation returns the shell test that tether-sweep is there and the
+// command that runs it. sweep is an absolute path, or "" to use PATH.
+func sweepInvocation(h gitHook, sweep string) (guard, call string) {
+	bin := "tether-sweep"
+	guard = "command -v tether-sweep >/dev/null 2>&1"
+	if sweep != "" {
+		bin = shQuote(filepath.ToSlash(sweep))
+		guard = "[ -x " + bin + " ]"
+	}
+	call = bin + " " + h.sweepArgs
+	if h.passArgs {
+		call += ` "$@"`
+	}
+	return guard, call
+}
+
+// hookScript is the whole hook file we install. chained means a foreign
+// hook was moved to <name>.pre-tether and must run first.
+//
+// Every tether line is guarded, so a missing binary is a no-op, and ends in
+// "|| true", so tether never fails the git operation. A chained hook keeps
+// the foreign hook's exit status as its own.
+func hookScript(h gitHook, sweep string, chained bool) string {
+	guard, call := sweepInvocation(h, sweep)
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	line("#!/bin/sh")
+	line("%s", hookMarker)
+	if !chained {
+		line("# Installed by `tether-sweep install`; `tether-sweep uninstall` removes it.")
+		line("# Without tether-sweep it does nothing, and it never fails the %s.", operation(h))
+		line("%s || exit 0", guard)
+		line("%s || true", call)
+		return b.String()
+	}
+	prev := h.name + backupSuffix
+	line("# Installed by `tether-sweep install`; `tether-sweep uninstall` puts the previous")
+	line("# hook back. The previous hook, kept as %s, runs first with the same", prev)
+	line("# arguments and input, and its exit status is this hook's.")
+	line(`prev="$(dirname -- "$0")/%s"`, prev)
+	if !h.stdin {
+		line("status=0")
+		line(`if [ -x "$prev" ]; then`)
+		line(`	"$prev" "$@" || status=$?`)
+		line("fi")
+		line("if %s; then", guard)
+		line("	%s </dev/null || true", call)
+		line("fi")
+		line(`exit "$status"`)
+		return b.String()
+	}
+	line("# Git's input is saved so that both hooks read it. If the previous hook fails,")
+	line("# the %s is refused and tether-sweep does not run.", operation(h))
+	line(`input=$(mktemp "${TMPDIR:-/tmp}/tether-%s.XXXXXX" 2>/dev/null) || input=`, h.name)
+	line(`if [ -n "$input" ]; then`)
+	line(`	trap 'rm -f "$input"' EXIT`)
+	line(`	cat >"$input"`)
+	line("fi")
+	line(`if [ -x "$prev" ]; then`)
+	line(`	if [ -n "$input" ]; then`)
+	line(`		"$prev" "$@" <"$input" || exit $?`)
+	line("	else")
+	line(`		"$prev" "$@" || exit $?`)
+	line("	fi")
+	line("fi")
+	line(`[ -n "$input" ] || exit 0`)
+	line("%s || exit 0", guard)
+	line(`%s <"$input" || true`, call)
+	return b.String()
+}
+
+func operation(h gitHook) string {
+	if h.name == "pre-push" {
+		return "push"
+	}
+	return "commit"
+}
+
+// isOurHook tells a hook we wrote from anyone else's.
+func isOurHook(content []byte) bool {
+	return strings.Contains(string(content), "\n"+hookMarker+"\n")
+}
+
+// huskyBlock is what goes at the end of the user's .husky/<hook>. Husky
+// runs hooks with sh -e, so the block is an if statement, which succeeds
+// when tether-sweep is missing.
+func huskyBlock(h gitHook, sweep string) string {
+	guard, call := sweepInvocation(h, sweep)
+	return blockBegin + "\n" +
+		"if " + guard + "; then " + call + " || true; fi\n" +
+		blockEnd + "\n"
+}
+
+// huskyShebang starts a husky hook file we create.
+const huskyShebang = "#!/usr/bin/env sh\n"
+
+// findBlock locates our block: the byte range from the start of its first
+// line to the end of its last. ok is false when there is none; damaged is
+// true when the block has a beginning and no end.
+func findBlock(content string) (start, end int, ok, damaged bool) {
+	start = lineIndex(content, blockBegin, 0)
+	if start < 0 {
+		return 0, 0, false, false
+	}
+	e := lineIndex(content, blockEnd, start)
+	if e < 0 {
+		return 0, 0, false, true
+	}
+	end = e + len(blockEnd)
+	if end < len(content) && content[end] == '\n' {
+		end++
+	}
+	return start, end, true, false
+}
+
+// lineIndex finds a line that starts with prefix, at or after from.
+func lineIndex(content, prefix string, from int) int {
+	for i := from; i <= len(content); {
+		if strings.HasPrefix(content[i:], prefix) && (i == 0 || content[i-1] == '\n') {
+			return i
+		}
+		k := strings.IndexByte(content[i:], '\n')
+		if k < 0 {
+			return -1
+		}
+		i += k + 1
+	}
+	return -1
+}
+
+// withBlock returns content with our block in it: replacing an older block
+// in place, or appended on a line of its own.
+func withBlock(content, block string) (string, error) {
+	start, end, ok, damaged := findBlock(content)
+	switch {
+	case damaged:
+		return "", fmt.Errorf("found %q without %q: fix the file by hand", blockBegin, blockEnd)
+	case ok:
+		return content[:start] + block + content[end:], nil
+	case content != "" && !strings.HasSuffix(content, "\n"):
+		return content + "\n" + block, nil
+	default:
+		return content + block, nil
+	}
+}
+
+// withoutBlock removes our block; found is false when there was none.
+func withoutBlock(content string) (out string, found bool, err error) {
+	start, end, ok, damaged := findBlock(content)
+	if damaged {
+		return "", false, fmt.Errorf("found %q without %q: fix the file by hand", blockBegin, blockEnd)
+	}
+	if !ok {
+		return content, false, nil
+	}
+	return content[:start] + content[end:], true, nil
+}
+
+// Hook managers that own .git/hooks and rewrite it: tether does not touch
+// their files, and tells the user what to add to their config instead.
+type hookFramework struct {
+	name  string
+	files []string // config files, relative to the worktree; the first found wins
+}
+
+var frameworks = []hookFramework{
+	{"lefthook", []string{
+		"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+		"lefthook.json", ".lefthook.json", "lefthook.toml", ".lefthook.toml",
+	}},
+	{"pre-commit", []string{".pre-commit-config.yaml"}},
+}
+
+// frameworkSnippet is the config a hook framework needs to run tether, and
+// what the user must run afterwards ("" when nothing).
+func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string) {
+	guard, call := sweepInvocation(gitHook{name: h.name, sweepArgs: h.sweepArgs}, sweep)
+	switch fw {
+	case "lefthook":
+		if h.passArgs {
+			call += " {1} {2}"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s:\n  commands:\n    tether:\n", h.name)
+		if h.stdin {
+			b.WriteString("      use_stdin: true\n")
+		}
+		fmt.Fprintf(&b, "      run: %s\n", yamlQuote(guard+" || exit 0; "+call+" || true"))
+		return b.String(), ""
+	default: // pre-commit
+		if h.passArgs {
+			call += ` "$PRE_COMMIT_REMOTE_NAME" "$PRE_COMMIT_REMOTE_URL"`
+		}
+		entry := "sh -c " + shQuote(guard+" || exit 0; "+call+" || true")
+		snippet = "  - repo: local\n" +
+			"    hooks:\n" +
+			"      - id: tether-" + h.name + "\n" +
+			"        name: tether\n" +
+			"        entry: " + yamlQuote(entry) + "\n" +
+			"        language: system\n" +
+			"        stages: [" + h.name + "]\n" +
+			"        always_run: true\n" +
+			"        pass_filenames: false\n"
+		return snippet, "pre-commit install --hook-type " + h.name
+	}
+}
+
+// yamlQuote makes a single-quoted YAML scalar, where only ' needs escaping.
+func yamlQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

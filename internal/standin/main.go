@@ -1,0 +1,162 @@
+// Command standin is a stand-in coding agent for tests, the demo and the
+// stress driver. It behaves like Claude Code where tether can see it: it
+// exports CLAUDE_PID, writes a JSONL transcript, and runs its hook command
+// through `/bin/sh -c` with a Claude Code payload on stdin, for each action
+// it is given:
+//
+//	standin --hook 'tether-hook claude-code' --session ID --transcript PATH [--cwd DIR] ACTION...
+//
+// Actions: start[=source], turn=PROMPT (a whole turn), open=PROMPT (a turn
+// that never ends: the agent then waits to be killed), commit=MESSAGE
+// (git add -A and commit, as an agent does mid-turn), end[=reason],
+// sleep=DURATION. Build it as "claude" to look like the real thing.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type agent struct {
+	hook       string
+	session    string
+	transcript string
+	cwd        string
+	turn       int
+	quiet      bool
+}
+
+func main() {
+	a := &agent{}
+	flag.StringVar(&a.hook, "hook", "tether-hook claude-code", "hook command, run with /bin/sh -c")
+	flag.StringVar(&a.session, "session", "", "session ID")
+	flag.StringVar(&a.transcript, "transcript", "", "transcript path (JSONL)")
+	flag.StringVar(&a.cwd, "cwd", "", "working directory (default: current)")
+	flag.BoolVar(&a.quiet, "quiet", false, "do not narrate")
+	flag.Parse()
+	if a.session == "" || a.transcript == "" {
+		fmt.Fprintln(os.Stderr, "standin: --session and --transcript are required")
+		os.Exit(2)
+	}
+	if a.cwd == "" {
+		a.cwd, _ = os.Getwd()
+	}
+	os.Setenv("CLAUDE_PID", strconv.Itoa(os.Getpid()))
+	os.Setenv("CLAUDE_CODE_SESSION_ID", a.session)
+	for _, act := range flag.Args() {
+		name, arg, _ := strings.Cut(act, "=")
+		if err := a.do(name, arg); err != nil {
+			fmt.Fprintf(os.Stderr, "standin: %s: %v\n", act, err)
+			os.Exit(1)
+		}
+	}
+}
+
+func (a *agent) do(name, arg string) error {
+	switch name {
+	case "start":
+		if arg == "" {
+			arg = "startup"
+		}
+		return a.fire(map[string]any{"hook_event_name": "SessionStart", "source": arg})
+	case "turn", "open":
+		a.turn++
+		a.say("turn %d: %q", a.turn, arg)
+		if err := a.write("user", arg); err != nil {
+			return err
+		}
+		if err := a.fire(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": arg}); err != nil {
+			return err
+		}
+		if err := a.write("assistant", "working on: "+arg); err != nil {
+			return err
+		}
+		if name == "open" {
+			a.say("turn %d is running (pid %d); waiting to be killed", a.turn, os.Getpid())
+			for {
+				time.Sleep(time.Hour)
+			}
+		}
+		if err := a.write("assistant", "done: "+arg); err != nil {
+			return err
+		}
+		return a.fire(map[string]any{"hook_event_name": "Stop", "stop_hook_active": false})
+	case "commit":
+		f := filepath.Join(a.cwd, fmt.Sprintf("work-%d.txt", a.turn))
+		if err := os.WriteFile(f, []byte(arg+"\n"), 0o644); err != nil {
+			return err
+		}
+		for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", arg}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir, cmd.Stdout, cmd.Stderr = a.cwd, os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("git %s: %w", args[0], err)
+			}
+		}
+		a.say("committed %q", arg)
+		return nil
+	case "end":
+		if arg == "" {
+			arg = "other"
+		}
+		return a.fire(map[string]any{"hook_event_name": "SessionEnd", "reason": arg})
+	case "sleep":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return err
+		}
+		time.Sleep(d)
+		return nil
+	}
+	return fmt.Errorf("unknown action %q", name)
+}
+
+// fire runs the hook command the way Claude Code does: through /bin/sh -c,
+// payload on stdin, in the session's working directory.
+func (a *agent) fire(payload map[string]any) error {
+	payload["session_id"] = a.session
+	payload["transcript_path"] = a.transcript
+	payload["cwd"] = a.cwd
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("/bin/sh", "-c", a.hook)
+	cmd.Dir = a.cwd
+	cmd.Stdin = strings.NewReader(string(b))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hook %s: %w", payload["hook_event_name"], err)
+	}
+	return nil
+}
+
+// write appends one transcript line, as the agent records its conversation.
+func (a *agent) write(role, text string) error {
+	f, err := os.OpenFile(a.transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	line, _ := json.Marshal(map[string]any{
+		"type": role, "sessionId": a.session, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": role, "content": text},
+	})
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (a *agent) say(format string, args ...any) {
+	if !a.quiet {
+		fmt.Printf("  [agent %d] "+format+"\n", append([]any{os.Getpid()}, args...)...)
+	}
+}

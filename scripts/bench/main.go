@@ -1,0 +1,180 @@
+// Command bench measures tether against floors taken in the same run, so
+// the figures are ratios that survive a noisy machine:
+//
+//	go run ./scripts/bench [--json] [--rounds N] [--only NAME]
+//
+// Each comparison interleaves the candidate and its floor, round by round,
+// and reports medians. Built-in timing is used; when hyperfine is on PATH
+// it also confirms the hook figure.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// result is one line of the table.
+type result struct {
+	Name      string  `json:"name"`
+	Candidate string  `json:"candidate"`
+	Floor     string  `json:"floor"`
+	CandMs    float64 `json:"candidate_median_ms"`
+	FloorMs   float64 `json:"floor_median_ms"`
+	Ratio     float64 `json:"ratio"`
+	DeltaMs   float64 `json:"delta_ms"`
+	Budget    string  `json:"budget"`
+	OK        bool    `json:"within_budget"`
+	Rounds    int     `json:"rounds"`
+	Tool      string  `json:"tool"`
+}
+
+type bench struct {
+	work   string // scratch dir
+	bin    string // built binaries
+	rounds int
+}
+
+func main() {
+	asJSON := flag.Bool("json", false, "print JSON instead of a table")
+	rounds := flag.Int("rounds", 200, "rounds per comparison")
+	only := flag.String("only", "", "run only the comparisons whose name contains this")
+	keep := flag.Bool("keep", false, "keep the scratch directory")
+	flag.Parse()
+
+	work, err := os.MkdirTemp("", "tether-bench-")
+	check(err)
+	if !*keep {
+		defer os.RemoveAll(work)
+	}
+	b := &bench{work: work, bin: filepath.Join(work, "bin"), rounds: *rounds}
+	b.build()
+
+	var results []result
+	for _, c := range comparisons {
+		if *only != "" && !strings.Contains(c.name, *only) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s ...\n", c.name)
+		results = append(results, c.run(b))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		check(enc.Encode(results))
+		return
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "comparison\tcandidate ms\tfloor ms\tratio\tdelta ms\tbudget\tok\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2fx\t%+.3f\t%s\t%v\t\n", r.Name, r.CandMs, r.FloorMs, r.Ratio, r.DeltaMs, r.Budget, r.OK)
+	}
+	tw.Flush()
+}
+
+// build compiles the binaries under test and the floor.
+func (b *bench) build() {
+	root := moduleRoot()
+	for out, pkg := range map[string]string{
+		"tether-hook":  "./cmd/hook",
+		"tether-sweep": "./cmd/sweep",
+		"floor":        "./scripts/bench/floor",
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(b.bin, out), pkg)
+		cmd.Dir, cmd.Stderr = root, os.Stderr
+		check(cmd.Run())
+	}
+}
+
+// interleave runs a and b alternately, rounds times each after a warm-up,
+// and returns their median wall times.
+func interleave(rounds int, a, b func()) (time.Duration, time.Duration) {
+	for range 5 {
+		a()
+		b()
+	}
+	var ta, tb []time.Duration
+	for i := range rounds {
+		first, second := a, b
+		if i%2 == 1 { // alternate the order too, so neither always runs on a warmer cache
+			first, second = b, a
+		}
+		t0 := time.Now()
+		first()
+		d1 := time.Since(t0)
+		t0 = time.Now()
+		second()
+		d2 := time.Since(t0)
+		if i%2 == 1 {
+			d1, d2 = d2, d1
+		}
+		ta, tb = append(ta, d1), append(tb, d2)
+	}
+	return median(ta), median(tb)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// sh runs a command line through /bin/sh -c, as agents and git run hooks.
+func sh(dir, line string, stdin []byte, env ...string) {
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = strings.NewReader(string(stdin))
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n%s", line, err, out)
+		os.Exit(1)
+	}
+}
+
+func git(dir string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: git %s: %v\n%s", strings.Join(args, " "), err, out)
+		os.Exit(1)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// newRepo makes a scratch repository with one commit.
+func (b *bench) newRepo(name string) string {
+	dir := filepath.Join(b.work, name)
+	check(os.MkdirAll(dir, 0o755))
+	git(dir, "init", "-q", "-b", "main")
+	git(dir, "config", "user.name", "bench")
+	git(dir, "config", "user.email", "bench@example.invalid")
+	check(os.WriteFile(filepath.Join(dir, "f"), []byte("0\n"), 0o644))
+	git(dir, "add", "f")
+	git(dir, "commit", "-qm", "initial")
+	return dir
+}
+
+func moduleRoot() string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	check(err)
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The whole tether story on a scratch repository, in a few seconds:
+# an agent works three turns and commits, is killed -9 in the middle of a
+# fourth, and the sweep finalizes the session and saves its checkpoint.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/tether-demo.XXXXXX")
+trap 'kill -9 "${agent_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+[ -n "${NO_COLOR:-}" ] || [ ! -t 1 ] && say() { printf '\n== %s\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+
+say "1. build tether-hook, tether-sweep and a stand-in agent named claude"
+mkdir -p "$work/bin"
+(cd "$root" && go build -o "$work/bin/" ./cmd/hook ./cmd/sweep && mv "$work/bin/hook" "$work/bin/tether-hook" && mv "$work/bin/sweep" "$work/bin/tether-sweep" \
+  && go build -o "$work/bin/claude" ./internal/standin)
+export PATH="$work/bin:$PATH"
+ls "$work/bin"
+
+say "2. a scratch repository, with tether installed"
+repo="$work/repo"
+mkdir -p "$repo" && cd "$repo"
+git init -q -b main
+git config user.name "Demo" && git config user.email "demo@example.invalid"
+echo "# demo" > README.md && git add README.md && git commit -qm "initial commit"
+run tether-sweep install --agent claude-code
+
+session=5e551011-dead-4bad-beef-000000000001
+transcript="$work/transcript.jsonl"
+# exec: in the background, the agent's PID must be the agent itself, not a subshell.
+agent() { exec claude --hook "$work/bin/tether-hook claude-code" --session "$session" --transcript "$transcript" "$@"; }
+
+say "3. the agent works through three turns, committing as it goes"
+(agent start "turn=add a greeting" "commit=add a greeting" "turn=add a farewell" "commit=add a farewell" "turn=write the docs" "commit=write the docs")
+
+say "4. a fourth turn starts... and the agent is killed -9 in the middle of it"
+agent "start=resume" "open=refactor everything" > "$work/agent.out" &
+agent_pid=$!
+for _ in $(seq 100); do grep -q 'waiting to be killed' "$work/agent.out" 2>/dev/null && break; sleep 0.05; done
+cat "$work/agent.out"
+run kill -9 "$agent_pid"
+wait "$agent_pid" 2>/dev/null || true
+echo "(no Stop hook ran: the session still says it is active)"
+
+say "5. status before the sweep: the session claims to be active, but its owner is dead"
+run tether-sweep status --no-sweep
+
+say "   status sweeps first: the session is finalized as interrupted and its turns condensed"
+run tether-sweep status --all
+
+say "6. the record: checkpoints on the branch, linked to commits by notes"
+echo "one more commit, made by a person, picks up the interrupted turn's checkpoint" > after.txt
+git add after.txt && git commit -qm "finish by hand"
+run tether-sweep show HEAD
+run git log --oneline tether/checkpoints/v1
+run git notes --ref=tether show HEAD
+run git notes --ref=tether show HEAD~1
+
+say "7. how to pick the work up again"
+run tether-sweep resume
+run tether-sweep resume --print "$session"

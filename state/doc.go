@@ -1,0 +1,26 @@
+// Package state is tether's session store: the session schema, the phase
+// machine (Transition), and durable, locked storage under
+// <git-common-dir>/tether/.
+//
+// What it promises:
+//   - Every read-modify-write of a session (Mutate, MutateTx) runs under the
+//     session's advisory lock (flock; LockFileEx on Windows) with a bounded
+//     wait, so no update is lost between concurrent processes.
+//   - Every state write is atomic and durable: temp file in the same
+//     directory, fsync, rename, fsync of the directory. A reader never sees a
+//     partial file, and a crash at any point leaves a store that the next Load
+//     or Mutate resolves to the last completed write.
+//   - Turn records are appended and fsynced before the state that counts
+//     them, so the turn log never has less than the state claims. A torn last
+//     line (crash mid-append) is skipped by ReadTurns and cut off by the next
+//     append.
+//   - Ended sessions live in ended/ and cost nothing to List: it reads only
+//     sessions/.
+//   - Session IDs are validated and every path is opened through os.Root, so
+//     no ID or symlink leads outside the store.
+//   - Corrupt files are moved to quarantine/ with a reason, never deleted.
+//   - Fields this build does not know survive a read-modify-write, and a
+//     session written by a newer schema is read but never written.
+//
+// Store is safe for concurrent use by goroutines and by processes.
+package state

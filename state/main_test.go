@@ -1,0 +1,101 @@
+package state
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Child processes: the test binary re-executes itself with
+// TETHER_STATE_CHILD naming what to do, so concurrency and crash tests run
+// real processes with real locks.
+const childEnv = "TETHER_STATE_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		if err := runChild(mode); err != nil {
+			fmt.Fprintf(os.Stderr, "child %s: %v\n", mode, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runChild(mode string) error {
+	s, err := Open(os.Getenv("CHILD_COMMON"), Options{LockWait: time.Minute})
+	if err != nil {
+		return err
+	}
+	id := os.Getenv("CHILD_ID")
+	switch mode {
+	case "count":
+		// CHILD_N increments of Turns, each a locked read-modify-write.
+		n, err := strconv.Atoi(os.Getenv("CHILD_N"))
+		if err != nil {
+			return err
+		}
+		for range n {
+			if _, err := s.Mutate(id, func(sess *Session) error {
+				sess.Phase = PhaseIdle
+				sess.Turns++
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "crash":
+		// Forever: one turn per transaction, ending the session every fifth
+		// turn and reviving it on the next, reporting each completed write.
+		out := bufio.NewWriter(os.Stdout)
+		for {
+			sess, err := s.MutateTx(id, func(tx *Tx) error {
+				n := tx.Session.Turns + 1
+				tx.Session.Turns = n
+				tx.Session.Phase = crashPhase(n)
+				return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: n, At: time.Now(), Prompt: strings.Repeat("p", n%300)})
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%d\n", sess.Turns)
+			out.Flush()
+		}
+	case "hold":
+		// Take the lock named CHILD_ID, say so, and keep it until stdin
+		// closes (or a kill).
+		unlock, err := s.Lock(id)
+		if err != nil {
+			return err
+		}
+		fmt.Println("locked")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return unlock()
+	}
+	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// crashPhase is the phase the crash child gives turn n.
+func crashPhase(n int) Phase {
+	if n%5 == 0 {
+		return PhaseEnded
+	}
+	return PhaseActive
+}
+
+// child prepares a re-execution of the test binary in the given mode.
+func child(t testing.TB, mode, common, id string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, "CHILD_COMMON="+common, "CHILD_ID="+id)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}

@@ -1,0 +1,637 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+var (
+	// ErrNotFound: no such session (neither live nor ended).
+	ErrNotFound = errors.New("session not found")
+	// ErrNoChange, returned by a Mutate callback, means "write nothing".
+	ErrNoChange = errors.New("no change")
+	// ErrLockTimeout: a lock stayed held longer than Options.LockWait.
+	ErrLockTimeout = errors.New("timed out waiting for lock")
+	// ErrNewerVersion: the session was written by a newer tether; it can be
+	// read but not written.
+	ErrNewerVersion = errors.New("session written by a newer tether")
+)
+
+// Options tunes a Store. Zero values mean the defaults.
+type Options struct {
+	LockWait   time.Duration    // bounded wait for a lock; default 2s
+	Now        func() time.Time // clock for UpdatedAt and log times; default time.Now
+	LogMaxSize int64            // tether.log rotates to tether.log.1 beyond this; default 1 MiB
+}
+
+// Store is the session store of one repository: <commonDir>/tether.
+type Store struct {
+	dir  string
+	opts Options
+
+	mu   sync.Mutex
+	root *os.Root // opened on first use
+
+	logOnce sync.Once
+	logger  *slog.Logger
+	logw    *logWriter // guarded by mu
+}
+
+// Open returns the store of the repository whose git common dir is
+// commonDir. It touches nothing on disk: directories are created when
+// first written to.
+func Open(commonDir string, opts Options) (*Store, error) {
+	if commonDir == "" {
+		return nil, errors.New("open session store: empty git common dir")
+	}
+	abs, err := filepath.Abs(commonDir)
+	if err != nil {
+		return nil, fmt.Errorf("open session store in %s: %w", commonDir, err)
+	}
+	if opts.LockWait <= 0 {
+		opts.LockWait = 2 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LogMaxSize <= 0 {
+		opts.LogMaxSize = 1 << 20
+	}
+	return &Store{dir: filepath.Join(abs, "tether"), opts: opts}, nil
+}
+
+// Dir is the store's directory, <commonDir>/tether.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the store's open directory and log file. The Store must
+// not be used afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	lw, root := s.logw, s.root
+	s.root = nil
+	s.mu.Unlock()
+	var errs []error
+	if lw != nil {
+		// Not under s.mu: a log write holds the writer's lock and may need
+		// s.mu to open the store.
+		errs = append(errs, lw.close())
+	}
+	if root != nil {
+		errs = append(errs, root.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// openRoot opens the store directory, creating it (but not the common dir
+// above it) when create is set. Without create, a missing store reports
+// fs.ErrNotExist.
+func (s *Store) openRoot(create bool) (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.root != nil {
+		return s.root, nil
+	}
+	r, err := os.OpenRoot(s.dir)
+	if err != nil && create && errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(s.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create session store: %w", err)
+		}
+		if err := syncPath(filepath.Dir(s.dir)); err != nil {
+			return nil, fmt.Errorf("create session store: %w", err)
+		}
+		r, err = os.OpenRoot(s.dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	s.root = r
+	return r, nil
+}
+
+// where names the two homes of a session: sessions/ while it lives and
+// ended/ once it has ended. locNone: no file.
+type where int
+
+const (
+	locNone where = iota
+	locLive
+	locEnded
+)
+
+func (w where) dir() string {
+	if w == locEnded {
+		return "ended"
+	}
+	return "sessions"
+}
+
+func (w where) other() where {
+	if w == locEnded {
+		return locLive
+	}
+	return locEnded
+}
+
+func homeOf(p Phase) where {
+	if p == PhaseEnded {
+		return locEnded
+	}
+	return locLive
+}
+
+func statePath(w where, id string) string { return filepath.Join(w.dir(), id+".json") }
+func tempPath(w where, id string) string  { return filepath.Join(w.dir(), id+".json.tmp") }
+func logPath(w where, id string) string   { return filepath.Join(w.dir(), id+".turns.jsonl") }
+
+// loaded is a session as found on disk. A crash while a session moves
+// between sessions/ and ended/ can leave a state file in both; the newer
+// one (by UpdatedAt, which Mutate keeps strictly increasing) is the truth.
+type loaded struct {
+	sess   *Session
+	from   where     // home of sess
+	has    [3]bool   // has[w]: a state file exists in w
+	newest time.Time // latest UpdatedAt of all state files
+}
+
+// load reads both homes of a session. With repair (only under the session
+// lock), corrupt files are quarantined and treated as absent; otherwise
+// they are an error.
+func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
+	var l loaded
+	for _, w := range []where{locLive, locEnded} {
+		sess, err := s.readState(root, w, id)
+		if err != nil {
+			if !repair || !errors.Is(err, ErrCorrupt) {
+				return loaded{}, err
+			}
+			if qerr := s.quarantine(root, statePath(w, id), id, err); qerr != nil {
+				return loaded{}, qerr
+			}
+			continue
+		}
+		if sess == nil {
+			continue
+		}
+		l.has[w] = true
+		if sess.UpdatedAt.After(l.newest) {
+			l.newest = sess.UpdatedAt
+		}
+		// Ties go to ended/, read last: never resurrect on a coin toss.
+		if l.sess == nil || !sess.UpdatedAt.Before(l.sess.UpdatedAt) {
+			l.sess, l.from = sess, w
+		}
+	}
+	return l, nil
+}
+
+// readState reads one state file; nil, nil when it does not exist.
+func (s *Store) readState(root *os.Root, w where, id string) (*Session, error) {
+	p := statePath(w, id)
+	data, err := root.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	sess, err := decodeSession(data, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return sess, nil
+}
+
+// Load returns the session id, live or ended. It takes no lock and
+// changes nothing: should a crash have left a state in both sessions/ and
+// ended/, it returns the newer, and the next Mutate tidies up.
+func (s *Store) Load(id string) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	root, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("load session %s: %w", id, ErrNotFound)
+		}
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	l, err := s.load(root, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if l.sess == nil {
+		return nil, fmt.Errorf("load session %s: %w", id, ErrNotFound)
+	}
+	return l.sess, nil
+}
+
+// Tx is one locked read-modify-write of a session.
+type Tx struct {
+	// Session is the current state, to be modified in place. For a session
+	// never stored, a fresh one: Version and ID set, Phase PhaseNone.
+	Session *Session
+	// Exists tells whether the session was on disk.
+	Exists bool
+
+	turns []byte // encoded turn records, written at commit
+}
+
+// AppendTurn adds a record to the session's turn log. Records are written
+// and fsynced when the transaction commits, still under the lock and
+// before the state that counts them; if the callback fails or returns
+// ErrNoChange they are dropped.
+func (t *Tx) AppendTurn(rec TurnRecord) error {
+	if rec.T == "" {
+		return errors.New("append turn: record has no kind (t)")
+	}
+	b, err := marshal(rec)
+	if err != nil {
+		return fmt.Errorf("append turn %d: %w", rec.Turn, err)
+	}
+	t.turns = append(append(t.turns, b...), '\n')
+	return nil
+}
+
+// Mutate is MutateTx for callbacks that only change the session.
+func (s *Store) Mutate(id string, fn func(*Session) error) (*Session, error) {
+	return s.MutateTx(id, func(tx *Tx) error { return fn(tx.Session) })
+}
+
+// MutateTx runs fn on the current state of session id under its lock and
+// stores the result: atomically, durably, with UpdatedAt set to now. A
+// session whose phase becomes PhaseEnded moves to ended/ (state and turn
+// log); one leaving PhaseEnded moves back. If fn returns ErrNoChange,
+// nothing is written and the loaded session is returned; any other error
+// aborts with nothing written. A session written by a newer tether is
+// refused with ErrNewerVersion.
+func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	root, err := s.openRoot(true)
+	if err != nil {
+		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	lk, err := s.acquire(root, id)
+	if err != nil {
+		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	defer lk.release()
+
+	l, err := s.load(root, id, true)
+	if err != nil {
+		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	tx := &Tx{Session: l.sess, Exists: l.sess != nil}
+	if l.sess == nil {
+		tx.Session = &Session{Version: SchemaVersion, ID: id}
+	} else if l.sess.Version > SchemaVersion {
+		return nil, fmt.Errorf("mutate session %s: schema version %d is newer than this tether's %d; upgrade tether: %w",
+			id, l.sess.Version, SchemaVersion, ErrNewerVersion)
+	}
+	if err := fn(tx); err != nil {
+		if errors.Is(err, ErrNoChange) {
+			return tx.Session, nil
+		}
+		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	if tx.Session == nil || tx.Session.ID != id {
+		return nil, fmt.Errorf("mutate session %s: the callback replaced the session or its id", id)
+	}
+	if err := s.commit(root, id, l, tx); err != nil {
+		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	return tx.Session, nil
+}
+
+// commit writes a transaction: turn records, then the state in its home,
+// then the turn log follows it, then the state in the other home goes.
+// Each step is durable before the next, so a crash leaves either the old
+// state, or both with the new one newer (load picks it, the next commit
+// finishes the move); the turn log is found in either home.
+func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
+	sess := tx.Session
+	sess.Version = SchemaVersion
+	now := s.opts.Now().UTC().Round(0)
+	// Strictly newer than any file on disk, whatever the clock does, so a
+	// half-finished move always resolves to this write.
+	if !now.After(l.newest) {
+		now = l.newest.Add(time.Nanosecond)
+	}
+	sess.UpdatedAt = now
+	target := homeOf(sess.Phase)
+
+	logAt, err := s.findLog(root, id, l.from)
+	if err != nil {
+		return err
+	}
+	if len(tx.turns) > 0 {
+		if logAt == locNone {
+			logAt = target
+		}
+		if err := s.appendLog(root, logPath(logAt, id), tx.turns); err != nil {
+			return err
+		}
+	}
+	data, err := marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if err := s.writeState(root, target, id, append(data, '\n')); err != nil {
+		return err
+	}
+	if logAt != locNone && logAt != target {
+		if err := root.Rename(logPath(logAt, id), logPath(target, id)); err != nil {
+			return fmt.Errorf("move turn log: %w", err)
+		}
+		if err := syncDir(root, target.dir()); err != nil {
+			return err
+		}
+	}
+	if other := target.other(); l.has[other] {
+		if err := root.Remove(statePath(other, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove old state: %w", err)
+		}
+		if err := syncDir(root, other.dir()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// findLog says where the turn log is. Normally beside the state; after a
+// crash mid-move it may be in the other home. Should both exist (only by
+// outside meddling), the one beside the current state wins and the other is
+// quarantined rather than overwritten.
+func (s *Store) findLog(root *os.Root, id string, prefer where) (where, error) {
+	var found [3]bool
+	for _, w := range []where{locLive, locEnded} {
+		_, err := root.Stat(logPath(w, id))
+		switch {
+		case err == nil:
+			found[w] = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return locNone, fmt.Errorf("find turn log: %w", err)
+		}
+	}
+	switch {
+	case found[locLive] && found[locEnded]:
+		if prefer == locNone {
+			prefer = locLive
+		}
+		qerr := errors.New("a second turn log for the session")
+		if err := s.quarantine(root, logPath(prefer.other(), id), id, qerr); err != nil {
+			return locNone, err
+		}
+		return prefer, nil
+	case found[locLive]:
+		return locLive, nil
+	case found[locEnded]:
+		return locEnded, nil
+	}
+	return locNone, nil
+}
+
+// writeState replaces a state file atomically and durably.
+func (s *Store) writeState(root *os.Root, w where, id string, data []byte) error {
+	tmp := tempPath(w, id)
+	f, err := s.openFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write state %s: %w", tmp, err)
+	}
+	if err := root.Rename(tmp, statePath(w, id)); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return syncDir(root, w.dir())
+}
+
+// openFile opens a file in the store, creating its directory on ENOENT:
+// directories cost nothing on the hot path once they exist.
+func (s *Store) openFile(root *os.Root, name string, flag int) (*os.File, error) {
+	f, err := root.OpenFile(name, flag, 0o600)
+	if err != nil && flag&os.O_CREATE != 0 && errors.Is(err, fs.ErrNotExist) {
+		if err := ensureDir(root, filepath.Dir(name)); err != nil {
+			return nil, err
+		}
+		f, err = root.OpenFile(name, flag, 0o600)
+	}
+	return f, err
+}
+
+// ensureDir creates a directory of the store, durably.
+func ensureDir(root *os.Root, dir string) error {
+	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return syncDir(root, ".")
+}
+
+// Warning is something a person should see in `status`: a quarantined
+// file, or a WARN/ERROR line of the log.
+type Warning struct {
+	Time    time.Time
+	Msg     string
+	Session string // the session concerned, if any
+}
+
+// List returns the live sessions, sorted by ID. It reads sessions/ only,
+// never ended/, so its cost does not grow with history. A corrupt file is
+// quarantined and reported as a warning; the listing goes on.
+func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive) }
+
+// ListEnded returns the ended sessions, sorted by ID.
+func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded) }
+
+func (s *Store) list(w where) ([]*Session, []Warning, error) {
+	root, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	d, err := root.Open(w.dir())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	slices.Sort(names)
+	var (
+		out   []*Session
+		warns []Warning
+	)
+	for _, name := range names {
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok {
+			continue // turn logs, temp files
+		}
+		rel := filepath.Join(w.dir(), name)
+		if err := ValidateID(id); err != nil {
+			// No session can own this name, so no lock is needed to move it.
+			msg := fmt.Sprintf("quarantined %s: %v", rel, err)
+			if qerr := s.quarantine(root, rel, "", err); qerr != nil {
+				msg = fmt.Sprintf("%s: bad name, could not be quarantined: %v", rel, qerr)
+			}
+			warns = append(warns, Warning{Time: s.opts.Now(), Msg: msg})
+			continue
+		}
+		sess, err := s.readState(root, w, id)
+		if err == nil && sess != nil {
+			out = append(out, sess)
+			continue
+		}
+		if err == nil {
+			continue // gone since the directory was read (moved or removed)
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+		}
+		sess, warn := s.quarantineListed(root, w, id, err)
+		if sess != nil {
+			out = append(out, sess)
+		}
+		if warn != nil {
+			warns = append(warns, *warn)
+		}
+	}
+	return out, warns, nil
+}
+
+// quarantineListed deals with a corrupt file met by List. Under the lock it
+// reads the file again (a writer may have just replaced it) and quarantines
+// it if it is still corrupt.
+func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error) (*Session, *Warning) {
+	rel := statePath(w, id)
+	lk, err := s.acquire(root, id)
+	if err != nil {
+		wr := s.warn(id, fmt.Sprintf("corrupt %s left in place: %v (%v)", rel, cause, err))
+		return nil, &wr
+	}
+	defer lk.release()
+	sess, err := s.readState(root, w, id)
+	switch {
+	case err == nil:
+		return sess, nil
+	case !errors.Is(err, ErrCorrupt):
+		wr := s.warn(id, fmt.Sprintf("%s unreadable: %v", rel, err))
+		return nil, &wr
+	}
+	if qerr := s.quarantine(root, rel, id, err); qerr != nil {
+		wr := s.warn(id, fmt.Sprintf("corrupt %s could not be quarantined: %v", rel, qerr))
+		return nil, &wr
+	}
+	wr := Warning{Time: s.opts.Now(), Session: id, Msg: fmt.Sprintf("quarantined %s: %v", rel, err)}
+	return nil, &wr
+}
+
+// warn records a warning in the log and returns it.
+func (s *Store) warn(id, msg string) Warning {
+	s.Logger().Warn(msg, LogKeySession, id)
+	return Warning{Time: s.opts.Now(), Msg: msg, Session: id}
+}
+
+// quarantine moves a bad file to quarantine/ with a .reason file beside it
+// (time, original path, error). Nothing is ever deleted.
+func (s *Store) quarantine(root *os.Root, rel, id string, cause error) error {
+	now := s.opts.Now()
+	name := strings.ReplaceAll(filepath.ToSlash(rel), "/", "-") + "." + now.UTC().Format("20060102T150405.000000000Z")
+	dst := filepath.Join("quarantine", name)
+	if err := ensureDirOnce(root, "quarantine"); err != nil {
+		return fmt.Errorf("quarantine %s: %w", rel, err)
+	}
+	if err := root.Rename(rel, dst); err != nil {
+		return fmt.Errorf("quarantine %s: %w", rel, err)
+	}
+	reason := fmt.Sprintf("time: %s\nfile: %s\nerror: %v\n", now.Format(time.RFC3339Nano), filepath.ToSlash(rel), cause)
+	if err := root.WriteFile(dst+".reason", []byte(reason), 0o600); err != nil {
+		return fmt.Errorf("quarantine %s: %w", rel, err)
+	}
+	if err := syncDir(root, "quarantine"); err != nil {
+		return err
+	}
+	if err := syncDir(root, filepath.Dir(rel)); err != nil {
+		return err
+	}
+	s.Logger().Warn("quarantined corrupt file", LogKeySession, id, "file", filepath.ToSlash(rel), "to", filepath.ToSlash(dst), LogKeyError, cause.Error())
+	return nil
+}
+
+// ensureDirOnce creates dir if it is missing (a Stat first: quarantine and
+// log are rare, so the extra call costs nothing).
+func ensureDirOnce(root *os.Root, dir string) error {
+	if _, err := root.Stat(dir); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return ensureDir(root, dir)
+}
+
+// Remove deletes an ended session: its turn log, its state, and its lock
+// file (for `clean`). A session that has not ended is refused.
+func (s *Store) Remove(id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	root, err := s.openRoot(false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove session %s: %w", id, ErrNotFound)
+		}
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	lk, err := s.acquire(root, id)
+	if err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	defer lk.release()
+	l, err := s.load(root, id, true)
+	if err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
+	if l.sess == nil {
+		return fmt.Errorf("remove session %s: %w", id, ErrNotFound)
+	}
+	if l.sess.Phase != PhaseEnded {
+		return fmt.Errorf("remove session %s: it has not ended (phase %q)", id, l.sess.Phase)
+	}
+	// The log first: a crash part-way leaves an ended state without a log,
+	// which reads as a session with no turns, never a log without owner.
+	for _, w := range []where{locLive, locEnded} {
+		for _, p := range []string{logPath(w, id), tempPath(w, id), statePath(w, id)} {
+			if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove session %s: %w", id, err)
+			}
+		}
+		if err := syncDir(root, w.dir()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove session %s: %w", id, err)
+		}
+	}
+	lk.remove()
+	return nil
+}

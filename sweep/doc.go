@@ -1,0 +1,11 @@
+// Package sweep is tether's reconciler: it checks the owner of every live
+// session, finalizes the sessions whose owner is gone (re-checking under the
+// session lock, so a session revived meanwhile is left alone), condenses
+// their pending turns into the checkpoints branch and links checkpoints to
+// commits.
+//
+// Its promises: a session whose owner is Alive is never finalized; Unknown
+// liveness ends a session only by the stale-after policy; a sweep with
+// nothing to do never opens the repository with go-git; ended sessions cost
+// nothing (they are never listed).
+package sweep
