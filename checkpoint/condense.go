@@ -359,7 +359,7 @@ func (r *Repo) Read(id string) (*Checkpoint, error) {
 // readAt reads a checkpoint from the branch tree root.
 func (r *Repo) readAt(root plumbing.Hash, id string) (*Checkpoint, error) {
 	if !validID(id) {
-		return nil, fmt.Errorf("read checkpoint %q: not a checkpoint ID", id)
+		return nil, fmt.Errorf("read checkpoint %q: not a checkpoint ID: %w", id, ErrNotFound)
 	}
 	dir, ok, err := r.lookup(root, id[:2])
 	if err != nil {

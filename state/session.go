@@ -72,6 +72,7 @@ type Session struct {
 	EndReason         string             `json:"end_reason,omitempty"`
 	EndNote           string             `json:"end_note,omitempty"` // why a person ended it (tether-sweep end --reason)
 	Interrupted       bool               `json:"interrupted,omitempty"`
+	TurnLogSize       int64              `json:"turn_log_size"`   // turn-log size after our last append
 	Condensed         int64              `json:"condensed"`       // turn-log byte offset already condensed
 	CondensedTurns    int                `json:"condensed_turns"` // turn-starts already condensed
 	Checkpoints       []CheckpointRef    `json:"checkpoints,omitempty"`
@@ -104,6 +105,10 @@ type GitHubLink struct {
 
 // PendingTurns is the number of turns started but not yet condensed.
 func (s *Session) PendingTurns() int { return s.Turns - s.CondensedTurns }
+
+// HasPending says whether the turn log holds records not yet condensed
+// (a turn end can be pending after its turn's start was condensed).
+func (s *Session) HasPending() bool { return s.TurnLogSize > s.Condensed }
 
 // LastActivity is the latest moment the agent showed a sign of life. Writes
 // by the sweep (annotations, condensing) are not activity.

@@ -337,9 +337,11 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 		if logAt == locNone {
 			logAt = target
 		}
-		if err := s.appendLog(root, logPath(logAt, id), tx.turns); err != nil {
+		size, err := s.appendLog(root, logPath(logAt, id), tx.turns)
+		if err != nil {
 			return err
 		}
+		sess.TurnLogSize = size
 	}
 	data, err := marshal(sess)
 	if err != nil {

@@ -13,34 +13,36 @@ import (
 // appendLog appends encoded records to a turn log and fsyncs it. A torn
 // last line left by a crash mid-append is cut off first: it was never
 // acknowledged, and appending after it would glue the next record to it.
-func (s *Store) appendLog(root *os.Root, rel string, data []byte) error {
+func (s *Store) appendLog(root *os.Root, rel string, data []byte) (int64, error) {
 	f, err := s.openFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
-		return fmt.Errorf("append turn log: %w", err)
+		return 0, fmt.Errorf("append turn log: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("append turn log: %w", err)
+		return 0, fmt.Errorf("append turn log: %w", err)
 	}
-	if size := fi.Size(); size > 0 {
+	size := fi.Size()
+	if size > 0 {
 		cut, err := completeLength(f, size)
 		if err != nil {
-			return fmt.Errorf("append turn log %s: %w", rel, err)
+			return 0, fmt.Errorf("append turn log %s: %w", rel, err)
 		}
 		if cut < size {
 			if err := f.Truncate(cut); err != nil {
-				return fmt.Errorf("append turn log %s: cut torn line: %w", rel, err)
+				return 0, fmt.Errorf("append turn log %s: cut torn line: %w", rel, err)
 			}
+			size = cut
 		}
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("append turn log %s: %w", rel, err)
+		return 0, fmt.Errorf("append turn log %s: %w", rel, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("append turn log %s: %w", rel, err)
+		return 0, fmt.Errorf("append turn log %s: %w", rel, err)
 	}
-	return nil
+	return size + int64(len(data)), nil
 }
 
 // completeLength returns the length of the file up to and including its

@@ -76,7 +76,9 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		ev, ok := Decide(s, v, now(), opts.StaleAfter)
 		if !ok {
 			rep.Sessions = append(rep.Sessions, Checked{s, v})
-			if opts.PostCommit && s.Worktree == repo.WorkTree && s.Phase == state.PhaseIdle && s.PendingTurns() > 0 {
+			// A running turn is condensed too: the commit it just made links
+			// to it, and its end continues in the next checkpoint.
+			if opts.PostCommit && s.Worktree == repo.WorkTree && s.HasPending() {
 				toCondense = append(toCondense, s.ID)
 			}
 			continue

@@ -166,7 +166,9 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.Revive {
 			s.EndedAt, s.EndReason, s.Interrupted = time.Time{}, "", false
 		}
-		if act.CaptureOwner {
+		// A session first seen mid-way (tether installed during it) has no
+		// owner yet: any event from a living agent is a chance to find it.
+		if act.CaptureOwner || (s.Owner == nil && to != state.PhaseEnded) {
 			s.Owner = nil // never leave an old owner behind a failed capture
 			owner, err := proclive.ResolveOwner(h.ownerHints())
 			if err != nil {

@@ -4,13 +4,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain lets testscript run tether-sweep in-process, and builds the real
-// tether-hook binary once so scripts can drive it the way agents do.
+// TestMain lets testscript run tether-sweep in-process (and as a real
+// executable on the scripts' PATH, for git hooks to call).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"tether-sweep": func() {
@@ -21,31 +23,61 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// hookBin is the tether-hook binary built for the scripts, or "" when it
-// could not be built (the scripts that need it then fail loudly).
-func buildHook(t *testing.T) string {
+// buildTools builds the real tether-hook, and the stand-in agent as
+// `claude`, once for all scripts.
+func buildTools(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tether-hook")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/tetherdev/tether/cmd/hook")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build tether-hook: %v\n%s", err, out)
+	dir := t.TempDir()
+	for name, pkg := range map[string]string{
+		"tether-hook": "github.com/tetherdev/tether/cmd/hook",
+		"claude":      "github.com/tetherdev/tether/internal/standin",
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
 	}
-	return bin
+	return dir
 }
 
 func TestScripts(t *testing.T) {
-	hookDir := filepath.Dir(buildHook(t))
+	tools := buildTools(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", hookDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("PATH", tools+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("GIT_AUTHOR_NAME", "t")
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.invalid")
 			env.Setenv("GIT_COMMITTER_NAME", "t")
 			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.invalid")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfor": waitFor,
+		},
 	})
+}
+
+// waitFor waits until a file's content matches a regexp: the scripts use it
+// to act at a known moment of a background agent's life.
+//
+//	waitfor FILE REGEXP
+func waitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(60 * time.Second) // a hang guard, not a timing assertion
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s never matched %q", args[0], args[1])
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tetherdev/tether/agent"
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
+	"github.com/tetherdev/tether/sweep"
+)
+
+func cmdResume(a *app, args []string) error {
+	fs := a.newFlags("resume")
+	printOnly := fs.Bool("print", false, "print the command instead of running it")
+	fresh := fs.Bool("fresh", false, "start the agent anew with the interrupted turn's prompt")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	w, err := a.open()
+	if err != nil {
+		return err
+	}
+	switch fs.NArg() {
+	case 0:
+		if *fresh || *printOnly {
+			return usagef("--print and --fresh need a SESSION")
+		}
+		return a.listResumable(w)
+	case 1:
+	default:
+		return usagef("resume takes at most one SESSION")
+	}
+	id, err := w.resolveSession(fs.Arg(0), true)
+	if err != nil {
+		return err
+	}
+	s, err := w.store.Load(id)
+	if err != nil {
+		return err
+	}
+	if s.Phase != state.PhaseEnded && sweep.Verdict(s).Liveness == proclive.Alive {
+		return fmt.Errorf("session %s is still running (%s)", shortID(id), sweep.Verdict(s).Reason)
+	}
+
+	var argv []string
+	if *fresh {
+		prompt, err := interruptedPrompt(w.store, s)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if argv, ok = agent.FreshCommand(s.Agent, prompt); !ok {
+			return fmt.Errorf("no command to start %s; start it yourself in %s with the prompt:\n%s", s.Agent, s.Worktree, prompt)
+		}
+	} else {
+		if reason := resumeBlocked(s); reason != "" {
+			if err := markNotResumable(w.store, id, reason); err != nil {
+				return err
+			}
+			return fmt.Errorf("session %s can't be resumed: %s; start afresh with: tether-sweep resume --fresh %s", shortID(id), reason, shortID(id))
+		}
+		var ok bool
+		if argv, ok = agent.ResumeCommand(s.Agent, s.ID); !ok {
+			fmt.Fprintln(a.stdout, agent.HowToResume(s.Agent, s.ID))
+			return nil
+		}
+	}
+
+	if *printOnly {
+		fmt.Fprintf(a.stdout, "cd %s && %s\n", shellQuote(s.Worktree), shellJoin(argv))
+		return nil
+	}
+	return a.runAgent(w, s, argv, !*fresh)
+}
+
+// resumeBlocked says why the agent's own resume can't work, or "".
+func resumeBlocked(s *state.Session) string {
+	if !s.Resumable {
+		if s.ResumableReason != "" {
+			return s.ResumableReason
+		}
+		return "the agent's session is not resumable"
+	}
+	if s.TranscriptPath == "" {
+		return "no transcript was recorded"
+	}
+	if _, err := os.Stat(s.TranscriptPath); errors.Is(err, fs.ErrNotExist) {
+		return "its transcript " + s.TranscriptPath + " no longer exists"
+	}
+	return ""
+}
+
+// markNotResumable clears the resume token so nothing retries it forever.
+func markNotResumable(st *state.Store, id, reason string) error {
+	_, err := st.Mutate(id, func(s *state.Session) error {
+		if !s.Resumable && s.ResumableReason == reason {
+			return state.ErrNoChange
+		}
+		s.Resumable, s.ResumableReason = false, reason
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark session %s not resumable: %w", id, err)
+	}
+	st.Logger().Info("resume token cleared", "session", id, "reason", reason)
+	return nil
+}
+
+// interruptedPrompt is the full prompt of the session's last turn.
+func interruptedPrompt(st *state.Store, s *state.Session) (string, error) {
+	recs, _, err := st.ReadTurns(s.ID, 0)
+	if err != nil {
+		return "", fmt.Errorf("read turns of %s: %w", s.ID, err)
+	}
+	for _, r := range slices.Backward(recs) {
+		if r.T == state.RecTurnStart && r.Prompt != "" {
+			return r.Prompt, nil
+		}
+	}
+	if s.LastPrompt != "" {
+		return s.LastPrompt, nil
+	}
+	return "", fmt.Errorf("session %s has no prompt to start from", shortID(s.ID))
+}
+
+// runAgent runs the agent in the session's worktree, attached to our
+// terminal. When a resume fails because the agent no longer knows the
+// session, the token is cleared.
+func (a *app) runAgent(w *workspace, s *state.Session, argv []string, resuming bool) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = s.Worktree
+	var seen bytes.Buffer
+	cmd.Stdin = a.stdin
+	cmd.Stdout = io.MultiWriter(a.stdout, &limited{&seen, 64 << 10})
+	cmd.Stderr = io.MultiWriter(a.stderr, &limited{&seen, 64 << 10})
+	fmt.Fprintf(a.stderr, "tether-sweep: running %s in %s\n", shellJoin(argv), s.Worktree)
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	if resuming && agent.SaysSessionGone(seen.String()) {
+		reason := fmt.Sprintf("%s reported the session is gone (%s)", s.Agent, time.Now().UTC().Format(time.RFC3339))
+		if merr := markNotResumable(w.store, s.ID, reason); merr != nil {
+			return merr
+		}
+		return fmt.Errorf("%s no longer has session %s; start afresh with: tether-sweep resume --fresh %s", s.Agent, shortID(s.ID), shortID(s.ID))
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return errSilent
+	}
+	return fmt.Errorf("run %s: %w", argv[0], err)
+}
+
+// listResumable shows interrupted sessions that can still be resumed,
+// newest first.
+func (a *app) listResumable(w *workspace) error {
+	ended, _, err := w.store.ListEnded()
+	if err != nil {
+		return fmt.Errorf("list ended sessions: %w", err)
+	}
+	var rows []*state.Session
+	for _, s := range ended {
+		if s.Interrupted && s.Resumable {
+			rows = append(rows, s)
+		}
+	}
+	slices.SortFunc(rows, func(x, y *state.Session) int { return y.EndedAt.Compare(x.EndedAt) })
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, "no interrupted sessions to resume")
+		return nil
+	}
+	now := time.Now()
+	for _, s := range rows {
+		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), s.EndReason, trim(s.LastPrompt, 60))
+	}
+	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")
+	return nil
+}
+
+// limited keeps the first n bytes written to it and drops the rest.
+type limited struct {
+	buf *bytes.Buffer
+	n   int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func shellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, s := range argv {
+		q[i] = shellQuote(s)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

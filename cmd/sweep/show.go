@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/tetherdev/tether/checkpoint"
+)
+
+func cmdShow(a *app, args []string) error {
+	fs := a.newFlags("show")
+	asJSON := fs.Bool("json", false, "print the checkpoints as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("show takes one commit or checkpoint ID")
+	}
+	arg := fs.Arg(0)
+	w, err := a.open()
+	if err != nil {
+		return err
+	}
+	cp, err := checkpoint.Open(w.repo.CommonDir)
+	if err != nil {
+		return fmt.Errorf("open repository: %w", err)
+	}
+
+	var cps []*checkpoint.Checkpoint
+	commit, isCommit := a.revParse(arg)
+	if isCommit {
+		ids, err := cp.Notes(commit)
+		if err != nil {
+			return fmt.Errorf("notes of %s: %w", shortID(commit), err)
+		}
+		for _, id := range ids {
+			c, err := cp.Read(id)
+			if err != nil {
+				return fmt.Errorf("checkpoint %s linked to %s: %w", id, shortID(commit), err)
+			}
+			cps = append(cps, c)
+		}
+	}
+	if len(cps) == 0 {
+		c, err := cp.Read(arg)
+		switch {
+		case err == nil:
+			cps, isCommit = []*checkpoint.Checkpoint{c}, false
+		case isCommit:
+			fmt.Fprintf(a.stdout, "commit %s has no checkpoints\n", shortID(commit))
+			return nil
+		case errors.Is(err, checkpoint.ErrNotFound):
+			return fmt.Errorf("%q is neither a commit nor a checkpoint", arg)
+		default:
+			return err
+		}
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cps)
+	}
+	if isCommit {
+		fmt.Fprintf(a.stdout, "commit %s: %d checkpoint(s)\n", shortID(commit), len(cps))
+	}
+	for _, c := range cps {
+		fmt.Fprintln(a.stdout)
+		printCheckpoint(a.stdout, c, !isCommit)
+	}
+	return nil
+}
+
+// revParse resolves a revision with git itself, so every form git accepts
+// (HEAD~2, tags, a linked worktree's HEAD) works.
+func (a *app) revParse(rev string) (string, bool) {
+	cmd := exec.Command("git", "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	cmd.Dir = a.dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(out)), true
+}
+
+// printCheckpoint shows a checkpoint's turns; full prompts only when asked
+// for one checkpoint, the first line of each otherwise.
+func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
+	fmt.Fprintf(w, "checkpoint %s  session %s (%s)", c.ID, shortID(c.Session), c.Agent)
+	if c.Branch != "" {
+		fmt.Fprintf(w, "  on %s", c.Branch)
+	}
+	fmt.Fprintln(w)
+	if c.EndReason != "" {
+		fmt.Fprintf(w, "  session ended: %s\n", c.EndReason)
+	}
+	for _, t := range c.Turns {
+		var marks []string
+		for mark, on := range map[string]bool{"interrupted": t.Interrupted, "running": t.Running, "continued": t.Continued} {
+			if on {
+				marks = append(marks, mark)
+			}
+		}
+		slices.Sort(marks)
+		state := ""
+		if len(marks) > 0 {
+			state = " [" + strings.Join(marks, ", ") + "]"
+		}
+		prompt := t.Prompt
+		if !full {
+			prompt, _, _ = strings.Cut(prompt, "\n")
+			prompt = trim(prompt, 72)
+		}
+		fmt.Fprintf(w, "  turn %d  %s%s\n", t.Turn, t.StartedAt.Local().Format("2006-01-02 15:04:05"), state)
+		if prompt != "" {
+			fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(prompt, "\n", "\n    "))
+		}
+	}
+	tr := c.Transcript
+	switch {
+	case tr.Unavailable:
+		fmt.Fprintf(w, "  transcript: unavailable (%s)\n", tr.Reason)
+	default:
+		fmt.Fprintf(w, "  transcript: %d bytes in %s\n", tr.Bytes, strings.Join(tr.Files, ", "))
+	}
+	if len(c.Redactions) > 0 {
+		var parts []string
+		for _, rule := range slices.Sorted(maps.Keys(c.Redactions)) {
+			parts = append(parts, fmt.Sprintf("%s ×%d", rule, c.Redactions[rule]))
+		}
+		fmt.Fprintf(w, "  redacted: %s\n", strings.Join(parts, ", "))
+	}
+}
