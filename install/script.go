@@ -21,31 +21,50 @@ const backupSuffix = ".pre-tether"
 
 // gitHook is one git hook tether runs from.
 type gitHook struct {
-	name      string // git's name for the hook
-	sweepArgs string // tether-sweep arguments
-	passArgs  bool   // forward the hook's own arguments ("$@")
-	stdin     bool   // git feeds the hook on stdin, and both hooks of a chain need it
+	name     string // git's name for the hook
+	program  string // tether-sweep, or tether-hook for a gate in front of it
+	args     string // the program's arguments
+	passArgs bool   // forward the hook's own arguments ("$@")
+	stdin    bool   // git feeds the hook on stdin, and both hooks of a chain need it
+	// exec: the program always exits 0, so an unchained hook execs it
+	// rather than waiting on it — one process less on every commit.
+	exec bool
 }
 
 var (
-	postCommitHook = gitHook{name: "post-commit", sweepArgs: "run --hook post-commit --quiet"}
-	prePushHook    = gitHook{name: "pre-push", sweepArgs: "push --hook pre-push --quiet", passArgs: true, stdin: true}
+	// post-commit goes through tether-hook's gate, which runs
+	// `tether-sweep run --hook post-commit --quiet` only when there is
+	// something to sweep: tether-sweep alone takes longer to start than
+	// the commit budget allows.
+	postCommitHook = gitHook{name: "post-commit", program: "tether-hook", args: "git post-commit", exec: true}
+	prePushHook    = gitHook{name: "pre-push", program: "tether-sweep", args: "push --hook pre-push --quiet", passArgs: true, stdin: true}
 )
 
-// sweepInvocation returns the shell test that tether-sweep is there and the
-// command that runs it. sweep is an absolute path, or "" to use PATH.
+// sweepInvocation returns the shell test that the hook's program is there
+// and the command that runs it. sweep is tether-sweep's absolute path (its
+// siblings are tether's other binaries), or "" to use PATH.
 func sweepInvocation(h gitHook, sweep string) (guard, call string) {
-	bin := "tether-sweep"
-	guard = "command -v tether-sweep >/dev/null 2>&1"
-	if sweep != "" {
-		bin = shQuote(filepath.ToSlash(sweep))
+	bin := h.program
+	guard = "command -v " + h.program + " >/dev/null 2>&1"
+	if p := programPath(sweep, h.program); p != "" {
+		bin = shQuote(filepath.ToSlash(p))
 		guard = "[ -x " + bin + " ]"
 	}
-	call = bin + " " + h.sweepArgs
+	call = bin + " " + h.args
 	if h.passArgs {
 		call += ` "$@"`
 	}
 	return guard, call
+}
+
+// programPath is where the git hooks run program from: beside tether-sweep
+// at sweep, with the same extension (.exe on Windows); "" when sweep is ""
+// and the hooks look on PATH.
+func programPath(sweep, program string) string {
+	if sweep == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(sweep), program+filepath.Ext(sweep))
 }
 
 // hookScript is the whole hook file we install. chained means a foreign
@@ -62,9 +81,13 @@ func hookScript(h gitHook, sweep string, chained bool) string {
 	line("%s", hookMarker)
 	if !chained {
 		line("# Installed by `tether-sweep install`; `tether-sweep uninstall` removes it.")
-		line("# Without tether-sweep it does nothing, and it never fails the %s.", operation(h))
+		line("# Without tether it does nothing, and it never fails the %s.", operation(h))
 		line("%s || exit 0", guard)
-		line("%s || true", call)
+		if h.exec {
+			line("exec %s", call)
+		} else {
+			line("%s || true", call)
+		}
 		return b.String()
 	}
 	prev := h.name + backupSuffix
@@ -208,7 +231,7 @@ var frameworks = []hookFramework{
 // frameworkSnippet is the config a hook framework needs to run tether, and
 // what the user must run afterwards ("" when nothing).
 func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string) {
-	guard, call := sweepInvocation(gitHook{name: h.name, sweepArgs: h.sweepArgs}, sweep)
+	guard, call := sweepInvocation(h, sweep)
 	switch fw {
 	case "lefthook":
 		if h.passArgs {
@@ -237,6 +260,13 @@ func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string)
 			"        pass_filenames: false\n"
 		return snippet, "pre-commit install --hook-type " + h.name
 	}
+}
+
+// runsHook says whether a hook framework's config runs tether at h: it
+// names h's program and its arguments. A line for another hook, or an older
+// one that ran tether-sweep at post-commit, does not count.
+func runsHook(config string, h gitHook) bool {
+	return strings.Contains(config, h.program) && strings.Contains(config, h.args)
 }
 
 // yamlQuote makes a single-quoted YAML scalar, where only ' needs escaping.

@@ -1,11 +1,7 @@
 package sweep
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tetherdev/tether/checkpoint"
@@ -63,8 +59,8 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 				c.Removed = true
 				// Its checkpoints stay on the branch; there is no session
 				// left to link them from.
-				if err := os.Remove(filepath.Join(st.Dir(), unlinkedDir, s.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return out, fmt.Errorf("clear unlinked mark of %s: %w", s.ID, err)
+				if err := st.ClearUnlinked(s.ID); err != nil {
+					return out, err
 				}
 				st.Logger().Info("cleaned", "session", s.ID, "agent", s.Agent, "ended_at", s.EndedAt)
 			}

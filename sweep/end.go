@@ -26,7 +26,7 @@ func End(repo gitdir.Repo, st *state.Store, id, note string, now time.Time) (Tra
 			return ErrAlreadyEnded
 		}
 		to, act := state.Transition(s.Phase, state.EventManual)
-		tr = Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: Verdict(s).Reason}
+		tr = Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: state.OwnerVerdict(s).Reason}
 		s.Phase = to
 		s.EndedAt, s.EndReason, s.Interrupted = now.UTC(), act.EndReason, act.Interrupted
 		s.EndNote = note

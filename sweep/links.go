@@ -3,49 +3,11 @@ package sweep
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/state"
 )
-
-// unlinkedDir holds one empty marker per session that has checkpoints not
-// yet linked to a commit. The post-commit sweep reads this small directory
-// instead of scanning ended sessions, so ended sessions stay off the hot
-// path.
-const unlinkedDir = "unlinked"
-
-func listUnlinked(st *state.Store) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(st.Dir(), unlinkedDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list unlinked checkpoints: %w", err)
-	}
-	ids := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if state.ValidateID(e.Name()) == nil {
-			ids = append(ids, e.Name())
-		}
-	}
-	return ids, nil
-}
-
-func markUnlinked(st *state.Store, id string) error {
-	dir := filepath.Join(st.Dir(), unlinkedDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("mark %s unlinked: %w", id, err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, id), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("mark %s unlinked: %w", id, err)
-	}
-	return f.Close()
-}
 
 // linkToHead links the unlinked checkpoints of this worktree's sessions to
 // head, records the link in each session, and clears their markers.
@@ -56,7 +18,9 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 	for _, id := range ids {
 		s, err := st.Load(id)
 		if errors.Is(err, state.ErrNotFound) {
-			_ = os.Remove(filepath.Join(st.Dir(), unlinkedDir, id))
+			if err := st.ClearUnlinked(id); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err != nil {
@@ -72,7 +36,9 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 			}
 		}
 		if len(perSession[id]) == 0 {
-			_ = os.Remove(filepath.Join(st.Dir(), unlinkedDir, id))
+			if err := st.ClearUnlinked(id); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(all) == 0 {
@@ -99,8 +65,8 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 		if err != nil {
 			return all, fmt.Errorf("record link of session %s: %w", id, err)
 		}
-		if err := os.Remove(filepath.Join(st.Dir(), unlinkedDir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return all, fmt.Errorf("clear unlinked mark of %s: %w", id, err)
+		if err := st.ClearUnlinked(id); err != nil {
+			return all, err
 		}
 		st.Logger().Info("linked", "session", id, "commit", head, "checkpoints", cps)
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	PostCommit bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// GitHub, when set, reconciles the live sessions with GitHub first
+	// (see github.go).
+	GitHub *GitHubOptions
 
 	// beforeFinalize runs between the scan and taking the session lock;
 	// tests use it to revive a session in that window.
@@ -44,6 +47,7 @@ type Report struct {
 	Linked      []string            `json:"linked,omitempty"` // checkpoint IDs linked to HEAD
 	Head        string              `json:"head,omitempty"`
 	Warnings    []string            `json:"warnings"`
+	GitHub      []GitHubUpdate      `json:"github,omitempty"` // views changed by --github
 	// Sessions are the live sessions as the sweep left them, with the
 	// verdict it reached, for status to show without a second scan.
 	Sessions []Checked `json:"-"`
@@ -71,9 +75,12 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	}
 
 	var toCondense []string
+	if opts.GitHub != nil {
+		live, toCondense = reconcileGitHub(repo, st, live, opts, now, rep)
+	}
 	for _, s := range live {
-		v := Verdict(s)
-		ev, ok := Decide(s, v, now(), opts.StaleAfter)
+		v := state.OwnerVerdict(s)
+		ev, ok := state.Decide(s, v, now(), opts.StaleAfter)
 		if !ok {
 			rep.Sessions = append(rep.Sessions, Checked{s, v})
 			// A running turn is condensed too: the commit it just made links
@@ -98,7 +105,7 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		if !ended {
 			// Revived between the scan and the lock: show it as it is now.
 			if fresh, err := st.Load(s.ID); err == nil {
-				rep.Sessions = append(rep.Sessions, Checked{fresh, Verdict(fresh)})
+				rep.Sessions = append(rep.Sessions, Checked{fresh, state.OwnerVerdict(fresh)})
 			}
 			continue
 		}
@@ -110,7 +117,7 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	}
 
 	var head string
-	pendingLinks, err := listUnlinked(st)
+	pendingLinks, err := st.Unlinked()
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
@@ -156,8 +163,8 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 func finalize(st *state.Store, id string, now func() time.Time, staleAfter time.Duration) (Transition, bool, error) {
 	var tr Transition
 	_, err := st.Mutate(id, func(s *state.Session) error {
-		v := Verdict(s)
-		ev, ok := Decide(s, v, now(), staleAfter)
+		v := state.OwnerVerdict(s)
+		ev, ok := state.Decide(s, v, now(), staleAfter)
 		if !ok {
 			return state.ErrNoChange
 		}
@@ -205,7 +212,7 @@ func condense(st *state.Store, cp *checkpoint.Repo, ids []string) ([]checkpoint.
 		if r.Checkpoint == "" {
 			continue
 		}
-		if merr := markUnlinked(st, r.Session); merr != nil && err == nil {
+		if merr := st.MarkUnlinked(r.Session); merr != nil && err == nil {
 			err = merr
 		}
 	}

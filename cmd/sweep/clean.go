@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tetherdev/tether/state"
+
 	"fmt"
 	"time"
 
@@ -17,7 +19,7 @@ func cmdClean(a *app, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	age, err := parseAge(*olderThan)
+	age, err := state.ParseAge(*olderThan)
 	if err != nil {
 		return usagef("--older-than: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -101,26 +100,6 @@ func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error
 	default:
 		return "", fmt.Errorf("session prefix %q is ambiguous: %s", arg, strings.Join(matches, ", "))
 	}
-}
-
-// parseAge reads a duration that may also be given in days ("30d").
-func parseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "0" || s == "off" {
-		return 0, nil
-	}
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(d, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("bad duration %q (want e.g. 30d, 12h, 90m)", s)
-		}
-		return time.Duration(n * 24 * float64(time.Hour)), nil
-	}
-	dur, err := time.ParseDuration(s)
-	if err != nil || dur < 0 {
-		return 0, fmt.Errorf("bad duration %q (want e.g. 30d, 12h, 90m)", s)
-	}
-	return dur, nil
 }
 
 // isTerminal reports whether f is a terminal, for colour.

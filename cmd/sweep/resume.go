@@ -15,7 +15,6 @@ import (
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
-	"github.com/tetherdev/tether/sweep"
 )
 
 func cmdResume(a *app, args []string) error {
@@ -47,8 +46,8 @@ func cmdResume(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if s.Phase != state.PhaseEnded && sweep.Verdict(s).Liveness == proclive.Alive {
-		return fmt.Errorf("session %s is still running (%s)", shortID(id), sweep.Verdict(s).Reason)
+	if s.Phase != state.PhaseEnded && state.OwnerVerdict(s).Liveness == proclive.Alive {
+		return fmt.Errorf("session %s is still running (%s)", shortID(id), state.OwnerVerdict(s).Reason)
 	}
 
 	var argv []string

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"github.com/tetherdev/tether/state"
+
+	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/sweep"
 )
 
@@ -12,6 +16,7 @@ type sweepFlags struct {
 	dryRun     bool
 	staleAfter string
 	github     bool
+	githubSet  bool // --github given either way: it overrides git config
 }
 
 func cmdRun(a *app, args []string) error {
@@ -26,6 +31,7 @@ func cmdRun(a *app, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	sf.githubSet = fs.Changed("github")
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
@@ -63,11 +69,18 @@ func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (*sweep.Report
 	if stale == "" {
 		stale = a.gitConfig(w.repo, "staleAfter")
 	}
-	staleAfter, err := parseAge(stale)
+	staleAfter, err := state.ParseAge(stale)
 	if err != nil {
 		return nil, usagef("--stale-after: %v", err)
 	}
 	opts := sweep.Options{StaleAfter: staleAfter, DryRun: sf.dryRun, PostCommit: postCommit}
+	// git config turns GitHub on for every sweep but the post-commit one:
+	// a commit must not wait on the network unless asked to with --github.
+	if sf.github || !sf.githubSet && !postCommit && configBool(a.gitConfig(w.repo, "github")) {
+		opts.GitHub = &sweep.GitHubOptions{Token: func(ctx context.Context, host string) (string, error) {
+			return github.Token(ctx, host, a.getenv, github.GHAuthToken)
+		}}
+	}
 	return sweep.Run(w.repo, w.store, opts)
 }
 
@@ -76,8 +89,22 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 	if dryRun {
 		verb = "would finalize"
 	}
+	notes := map[string]string{} // what GitHub said, by session
+	for _, g := range rep.GitHub {
+		notes[g.ID] = g.Note
+	}
 	for _, t := range rep.Finalized {
-		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, shortID(t.ID), t.Agent, t.Reason, t.Owner)
+		reason := t.Reason
+		if n := notes[t.ID]; n != "" {
+			reason += " (" + n + ")"
+			delete(notes, t.ID)
+		}
+		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, shortID(t.ID), t.Agent, reason, t.Owner)
+	}
+	for _, g := range rep.GitHub {
+		if n := notes[g.ID]; n != "" {
+			fmt.Fprintf(a.stdout, "github %s: %s\n", shortID(g.ID), n)
+		}
 	}
 	for _, c := range rep.Checkpoints {
 		if c.Checkpoint == "" {
@@ -95,7 +122,7 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
-	if len(rep.Finalized) == 0 && len(rep.Checkpoints) == 0 && len(rep.Linked) == 0 {
+	if len(rep.Finalized) == 0 && len(rep.Checkpoints) == 0 && len(rep.Linked) == 0 && len(rep.GitHub) == 0 {
 		fmt.Fprintf(a.stdout, "nothing to sweep (%d live session(s))\n", len(rep.Sessions))
 	}
 }

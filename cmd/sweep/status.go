@@ -34,8 +34,12 @@ func cmdStatus(a *app, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	sf.githubSet = fs.Changed("github")
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *noSweep && sf.github {
+		return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
 	}
 	w, err := a.open()
 	if err != nil {
@@ -53,7 +57,7 @@ func cmdStatus(a *app, args []string) error {
 			out.Warnings = append(out.Warnings, wn.Msg)
 		}
 		for _, s := range live {
-			checked = append(checked, sweep.Checked{Session: s, Verdict: sweep.Verdict(s)})
+			checked = append(checked, sweep.Checked{Session: s, Verdict: state.OwnerVerdict(s)})
 		}
 	} else {
 		rep, err := a.sweep(w, sf, false)
@@ -81,7 +85,7 @@ func cmdStatus(a *app, args []string) error {
 		for _, s := range ended {
 			// Without --all, show only what this very sweep finalized.
 			if *all || slices.Contains(out.Finalized, s.ID) {
-				rows = append(rows, sweep.MakeRow(s, sweep.Verdict(s)))
+				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
 			}
 		}
 	}
@@ -112,7 +116,11 @@ func printStatus(w io.Writer, out statusJSON, color bool, now time.Time) {
 	for _, id := range out.Finalized {
 		for _, r := range out.Sessions {
 			if r.ID == id {
-				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, r.EndReason)
+				end := r.EndReason
+				if r.GitHub != "" {
+					end += " (" + r.GitHub + ")"
+				}
+				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, end)
 			}
 		}
 	}

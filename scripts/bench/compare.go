@@ -6,7 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
 )
 
 // comparison is one budget of DESIGN.md, measured against its floor.
@@ -18,6 +24,9 @@ type comparison struct {
 var comparisons = []comparison{
 	{"hook turn-start vs do-nothing binary", benchHook},
 	{"commit with post-commit hook vs plain commit", benchPostCommit},
+	{"commit that condenses 30 ended sessions vs plain commit", benchCommitCondensing30},
+	{"condense on a branch of 10,000 checkpoints vs 10", benchCondense10k},
+	{"sweep with 100,000 ended sessions vs none", benchSweepEnded},
 }
 
 func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budget string, ok func(ratio, deltaMs float64) bool) result {
@@ -55,13 +64,7 @@ func benchHook(b *bench) result {
 func benchPostCommit(b *bench) result {
 	plain := b.newRepo("plain")
 	hooked := b.newRepo("hooked")
-	install := exec.Command(filepath.Join(b.bin, "tether-sweep"), "install", "--agent", "none")
-	install.Dir = hooked
-	install.Env = append(os.Environ(), "PATH="+b.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if out, err := install.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: install: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	b.install(hooked)
 	env := "PATH=" + b.bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	n := 0
 	commit := func(dir string) func() {
@@ -75,4 +78,154 @@ func benchPostCommit(b *bench) result {
 	c, f := interleave(rounds, commit(hooked), commit(plain))
 	return ratioResult("commit with post-commit hook vs plain commit", "git commit (tether hook)", "git commit (no hook)", c, f, rounds,
 		"<= +3 ms", func(_, delta float64) bool { return delta <= 3 })
+}
+
+// benchCommitCondensing30 times a commit whose post-commit sweep finds 30
+// sessions whose agents died since the last commit: it finalizes them and
+// condenses their turns into one checkpoints commit. The floor is a plain
+// commit, interleaved; setup is outside the timing.
+func benchCommitCondensing30(b *bench) result {
+	plain := b.newRepo("plain30")
+	hooked := b.newRepo("hooked30")
+	b.install(hooked)
+	repo, err := gitdir.Find(hooked)
+	check(err)
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	check(err)
+	env := "PATH=" + b.bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	rounds := max(b.rounds/10, 5)
+	var cand, floor []time.Duration
+	for i := range rounds {
+		for j := range 30 {
+			seedDeadSession(st, repo, fmt.Sprintf("r%03d-s%02d", i, j), b.work)
+		}
+		for _, dir := range []string{hooked, plain} {
+			check(os.WriteFile(filepath.Join(dir, "f"), fmt.Appendf(nil, "round %d\n", i), 0o644))
+			t0 := time.Now()
+			sh(dir, "git commit -qam change", nil, env)
+			if dir == hooked {
+				cand = append(cand, time.Since(t0))
+			} else {
+				floor = append(floor, time.Since(t0))
+			}
+		}
+		if live, _, _ := st.List(); len(live) != 0 {
+			fmt.Fprintf(os.Stderr, "bench: the post-commit sweep left %d sessions live\n", len(live))
+			os.Exit(1)
+		}
+	}
+	return ratioResult("commit that condenses 30 ended sessions vs plain commit", "git commit (30 sessions to condense)", "git commit (no hook)",
+		median(cand), median(floor), rounds, "report", func(float64, float64) bool { return true })
+}
+
+// seedDeadSession records a session with one turn whose owner has exited,
+// as a hook would have left it before the agent was killed.
+func seedDeadSession(st *state.Store, repo gitdir.Repo, id, work string) {
+	cmd := exec.Command("sleep", "60")
+	check(cmd.Start())
+	owner, err := proclive.Capture(cmd.Process.Pid)
+	check(err)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	transcript := filepath.Join(work, id+".jsonl")
+	check(os.WriteFile(transcript, []byte(`{"type":"user","message":"bench"}`+"\n"), 0o600))
+	_, err = st.MutateTx(id, func(tx *state.Tx) error {
+		s, now := tx.Session, time.Now().UTC()
+		s.Agent, s.Worktree, s.Owner, s.TranscriptPath = "claude-code", repo.WorkTree, &owner, transcript
+		s.StartedAt, s.LastHookAt, s.LastTurnStartedAt = now, now, now
+		s.Phase, s.Turns = state.PhaseActive, 1
+		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnStart, Turn: 1, At: now, Prompt: "bench turn"})
+	})
+	check(err)
+}
+
+// benchSweepEnded times `tether-sweep run` over 10 live sessions with
+// 100,000 ended sessions in the store against the same sweep with none.
+func benchSweepEnded(b *bench) result {
+	var dirs []string
+	for _, ended := range []int{100_000, 0} {
+		dir := b.newRepo(fmt.Sprintf("ended%d", ended))
+		repo, err := gitdir.Find(dir)
+		check(err)
+		st, err := state.Open(repo.CommonDir, state.Options{})
+		check(err)
+		self, err := proclive.Self()
+		check(err)
+		for i := range 10 {
+			_, err := st.Mutate(fmt.Sprintf("live-%02d", i), func(s *state.Session) error {
+				now := time.Now().UTC()
+				s.Agent, s.Worktree, s.Owner, s.Phase = "claude-code", repo.WorkTree, &self, state.PhaseIdle
+				s.StartedAt, s.LastHookAt = now, now
+				return nil
+			})
+			check(err)
+		}
+		writeEnded(st, ended)
+		dirs = append(dirs, dir)
+	}
+	sweepBin := filepath.Join(b.bin, "tether-sweep")
+	c, f := interleave(b.rounds/4,
+		func() { sh(dirs[0], sweepBin+" run --quiet", nil) },
+		func() { sh(dirs[1], sweepBin+" run --quiet", nil) })
+	return ratioResult("sweep with 100,000 ended sessions vs none", "tether-sweep run (100k ended)", "tether-sweep run (0 ended)",
+		c, f, b.rounds/4, "~1x (ended cost nothing)", func(ratio, _ float64) bool { return ratio <= 1.2 })
+}
+
+// writeEnded writes ended sessions straight into ended/ in the store's
+// format: finalizing 100,000 sessions one by one would take minutes.
+func writeEnded(st *state.Store, n int) {
+	dir := filepath.Join(st.Dir(), "ended")
+	check(os.MkdirAll(dir, 0o700))
+	at := time.Now().UTC().Add(-48 * time.Hour)
+	for i := range n {
+		s := state.Session{Version: state.SchemaVersion, ID: fmt.Sprintf("ended-%06d", i), Agent: "claude-code",
+			Phase: state.PhaseEnded, StartedAt: at, UpdatedAt: at, EndedAt: at, EndReason: state.EndSessionEnd}
+		data, err := json.Marshal(&s)
+		check(err)
+		check(os.WriteFile(filepath.Join(dir, s.ID+".json"), data, 0o600))
+	}
+}
+
+// benchCondense10k runs the checkpoint package's Go benchmark, which
+// condenses one more checkpoint on branches of 10, 1,000 and 10,000, and
+// compares the largest with the smallest.
+func benchCondense10k(b *bench) result {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkCondense$", "-benchtime", "20x", "./checkpoint")
+	cmd.Dir = moduleRoot()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: go test -bench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	ns := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.HasPrefix(f[0], "BenchmarkCondense/branch=") && f[3] == "ns/op" {
+			size := strings.TrimPrefix(f[0], "BenchmarkCondense/branch=")
+			size, _, _ = strings.Cut(size, "-")
+			v, err := strconv.ParseFloat(f[2], 64)
+			check(err)
+			ns[size] = v
+		}
+	}
+	if ns["10"] == 0 || ns["10000"] == 0 {
+		fmt.Fprintf(os.Stderr, "bench: could not read the condense benchmark:\n%s", out)
+		os.Exit(1)
+	}
+	c, f := time.Duration(ns["10000"]), time.Duration(ns["10"])
+	r := ratioResult("condense on a branch of 10,000 checkpoints vs 10", "condense #10,001", "condense #11",
+		c, f, 20, "<= 2x", func(ratio, _ float64) bool { return ratio <= 2 })
+	r.Tool = "go test -bench"
+	return r
+}
+
+// install puts tether's git hooks (no agent configs) into a repository.
+func (b *bench) install(dir string) {
+	cmd := exec.Command(filepath.Join(b.bin, "tether-sweep"), "install", "--agent", "none")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+b.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: install: %v\n%s", err, out)
+		os.Exit(1)
+	}
 }

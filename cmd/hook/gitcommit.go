@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/state"
+)
+
+// postCommit is `tether-hook git post-commit`, the gate of git's
+// post-commit hook. tether-sweep carries go-git and takes milliseconds just
+// to start, so the gate runs it only when the sweep has work: a session to
+// finalize, turns of this worktree to condense, or checkpoints to link.
+// Otherwise a commit costs git one small process. The gate decides with
+// the sweep's own rules (state.Decide) and, when in doubt, runs the sweep.
+func postCommit(getenv func(string) string, stderr io.Writer) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	repo, err := gitdir.FindEnv(cwd, getenv)
+	if err != nil {
+		return // not a repository of ours: nothing to do
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "tether-hook: post-commit: %v\n", err)
+		return
+	}
+	defer st.Close()
+	if !sweepNeeded(st, repo, getenv, time.Now()) {
+		return
+	}
+	bin := sweepBinary()
+	if bin == "" {
+		fmt.Fprintln(stderr, "tether-hook: post-commit: tether-sweep not found next to tether-hook or on PATH")
+		return
+	}
+	if err := execSweep(bin, []string{"run", "--hook", "post-commit", "--quiet"}); err != nil {
+		fmt.Fprintf(stderr, "tether-hook: post-commit: %v\n", err)
+	}
+}
+
+// sweepNeeded says whether a post-commit sweep would do anything.
+func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, now time.Time) bool {
+	live, warnings, err := st.List()
+	if err != nil || len(warnings) > 0 {
+		return true // let the sweep say what is wrong
+	}
+	var staleAfter time.Duration
+	if v, ok := gitdir.ConfigValue(repo, getenv, "tether", "staleAfter"); ok {
+		if staleAfter, err = state.ParseAge(v); err != nil {
+			return true
+		}
+	}
+	for _, s := range live {
+		if s.Worktree == repo.WorkTree && s.HasPending() {
+			return true
+		}
+		if _, end := state.Decide(s, state.OwnerVerdict(s), now, staleAfter); end {
+			return true
+		}
+	}
+	unlinked, err := st.Unlinked()
+	if err != nil {
+		return true
+	}
+	for _, id := range unlinked {
+		s, err := st.Load(id)
+		if err != nil || s.Worktree == repo.WorkTree {
+			return true
+		}
+	}
+	return false
+}
