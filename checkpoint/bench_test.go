@@ -33,18 +33,19 @@ func BenchmarkCondense(b *testing.B) {
 }
 
 // BenchmarkCondenseTranscript prices redaction: condensing one turn whose
-// transcript slice is 4 MiB of JSON lines (a few secrets among them), with
-// the transcript streamed through the redactor and through a plain copy.
-// MB/s is per MiB of transcript condensed.
+// transcript slice is 4 MiB of JSON lines (a GitHub token every 2,000
+// lines), with the slice streamed through the redactor ("redact") and
+// through a plain copy ("plain-copy"). MB/s is per MB of transcript.
 func BenchmarkCondenseTranscript(b *testing.B) {
-	const size = 4 << 20
-	var chunk strings.Builder
-	for i := 0; chunk.Len() < 1<<20; i++ {
-		fmt.Fprintf(&chunk, `{"type":"assistant","uuid":"%08d","message":{"content":[{"type":"text","text":"Edited cmd/sweep/push.go: the remote defaults to the upstream of the current branch, step %d."}]}}`+"\n", i, i)
+	var part strings.Builder
+	for i := 0; part.Len() < 1<<20; i++ {
+		fmt.Fprintf(&part, `{"type":"assistant","uuid":"%08d","message":{"content":[{"type":"text","text":"Edited cmd/sweep/push.go: the remote defaults to the upstream of the current branch, step %d."}]}}`+"\n", i, i)
 		if i%2000 == 0 {
-			fmt.Fprintf(&chunk, `{"type":"tool_result","content":"export GITHUB_TOKEN=%s"}`+"\n", fakeGitHubToken())
+			fmt.Fprintf(&part, `{"type":"tool_result","content":"export GITHUB_TOKEN=%s"}`+"\n", fakeGitHubToken())
 		}
 	}
+	line := strings.TrimSuffix(part.String(), "\n")
+	const parts = 4
 	for _, mode := range []string{"redact", "plain-copy"} {
 		b.Run(mode, func(b *testing.B) {
 			f := newFixture(b)
@@ -55,13 +56,13 @@ func BenchmarkCondenseTranscript(b *testing.B) {
 				}
 			}
 			a := f.agent(b, "bench")
-			b.SetBytes(size)
+			b.SetBytes(int64(parts * part.Len()))
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
 				a.turnStart("big turn")
-				for range size >> 20 {
-					a.write(strings.TrimSuffix(chunk.String(), "\n"))
+				for range parts {
+					a.write(line)
 				}
 				a.turnEnd()
 				b.StartTimer()

@@ -377,7 +377,9 @@ func TestReadErrors(t *testing.T) {
 	if _, err := f.repo.Read("0123456789abcdef"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Read on an empty branch: %v", err)
 	}
-	if _, err := f.repo.Read("../../etc"); err == nil || errors.Is(err, ErrNotFound) {
+	// A malformed ID names no checkpoint (show falls back to commits), and
+	// the error says why.
+	if _, err := f.repo.Read("../../etc"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "not a checkpoint ID") {
 		t.Errorf("Read of a malformed ID: %v", err)
 	}
 	// Two checkpoints sharing a prefix: the prefix is ambiguous.

@@ -1,10 +1,21 @@
 // Package checkpoint condenses the turns of agent sessions into the
 // checkpoints branch (refs/heads/tether/checkpoints/v1) and links them to
 // commits through git notes (refs/notes/tether), writing git objects with
-// go-git plumbing and no git process.
+// go-git plumbing and no git process; and shares both with other clones
+// through a git remote (Push, Fetch, Merge), where the git CLI does the
+// talking so the user's remotes and credentials apply.
 //
 // What it promises:
 //
+//   - Nothing reaches the branch without passing redaction (package
+//     redact, one Redactor per Repo): prompts, the transcript slice (redacted
+//     whole, streamed through a temporary file in the store's directory,
+//     before it is cut into chunks, so a secret across a chunk boundary is
+//     still caught), checkpoint.json and prompts.md as a whole (so a secret
+//     in a branch or path name is masked too) and commit messages.
+//     checkpoint.json counts what each rule replaced ("redactions", also per
+//     turn and for the transcript), never the secret. Redaction is
+//     deterministic, so a retry still writes the same bytes.
 //   - Everything it writes is plain git: the branch, its trees and the
 //     notes read back with the git CLI, and git fsck --strict is clean.
 //   - Every turn record and transcript byte reaches the branch once (a turn
@@ -33,7 +44,22 @@
 //   - A missing or shortened transcript never blocks condensing: the
 //     checkpoint is still written with the prompts and turn data and records
 //     why the transcript is unavailable. Transcripts are streamed, never read
-//     whole into memory, and large slices are split into several files.
+//     whole into memory, and large slices are split into several files. The
+//     transcript's from/to are offsets in the agent's file; bytes and sha256
+//     describe the stored, redacted slice.
+//   - Sharing never forces and never loses a checkpoint. Push pushes the
+//     branch and the notes without --force; when the remote moved, it
+//     fetches, merges and pushes once more. Fetch keeps the remote's side in
+//     refs/remotes/<remote>/tether/checkpoints/v1 and
+//     refs/notes/tether-remotes/<remote> (TrackingRefs) and merges them in.
+//     Merge fast-forwards when it can, else writes a merge commit with both
+//     tips as parents: trees merge three-way against the merge bases (in
+//     effect a union, checkpoint IDs being unique; a checkpoint purged by
+//     hand on one side stays purged), reusing unchanged subtrees by hash; a
+//     file with different bytes on each side keeps ours in place and theirs
+//     beside it (checkpoint.theirs-<hash>.json) and is reported as a
+//     Conflict; notes changed on both sides merge line by line per commit,
+//     whatever the fanout on either side.
 //
 // Checkpoint layout on the branch, at <id[0:2]>/<id[2:]>/: checkpoint.json
 // (the Checkpoint type), prompts.md, and transcript.jsonl followed by

@@ -54,18 +54,19 @@ type MergeResult struct {
 // objects already in this repository, as after a fetch) into ours.
 //
 // Each ref fast-forwards when it can. Otherwise a merge commit with ours
-// and theirs as parents gets a three-way merge of the trees against their
-// merge bases: what changed on one side only is taken, and subtrees equal
-// on both sides (or unchanged on one) are reused by hash, never walked, so
-// the cost follows the difference, not the size of the branch.
+// and theirs as parents holds a three-way merge of the trees against their
+// merge bases (none when the two started the branch on their own): what
+// changed on one side only, a removal included, is taken from that side,
+// and subtrees equal on both sides or unchanged on one are reused by hash,
+// never walked, so the cost follows the difference, not the branch size.
 //
 //   - Branch: checkpoint IDs are unique, so the trees are in effect a
-//     union. A file that changed on both sides to different bytes is a
+//     union. A file changed on both sides to different bytes is a
 //     Conflict: ours stays, theirs is kept beside it
 //     (checkpoint.json -> checkpoint.theirs-<hash>.json).
-//   - Notes: for each annotated commit whose note changed on both sides,
-//     the two notes are merged line by line (unionNote), checkpoint lines
-//     deduplicated; notes may sit at fanout or flat paths on either side.
+//   - Notes: a note changed on both sides is merged line by line
+//     (unionNote), checkpoint lines deduplicated; notes may sit at fanout
+//     or flat paths on either side.
 //
 // Merge holds the store's checkpoints lock and moves each ref by
 // compare-and-swap, merging again on the new tip if another writer moved it.
@@ -211,17 +212,22 @@ func (r *Repo) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 func mergeTrees(b *batch, ref plumbing.ReferenceName, ours, theirs plumbing.Hash, bases []plumbing.Hash) (plumbing.Hash, []Conflict, error) {
 	var conflicts []Conflict
 	h, err := b.mergeTree(ref, "", ours, theirs, bases, &conflicts)
+	if err == nil && h.IsZero() {
+		h, err = b.writeTree(nil) // everything was deleted: a commit still needs a tree
+	}
 	return h, conflicts, err
 }
 
 // mergeTree merges tree theirs into tree ours, dir being their path and
-// bases the trees at that path in the merge bases. A side equal to a base
-// version did not change: the other side wins whole, by hash.
+// bases the trees at that path in the merge bases; zero stands for a
+// missing or empty tree. A side equal to a base version did not change:
+// the other side wins, whole subtrees by hash, and a deletion (a checkpoint
+// purged by hand, say) is a change like any other.
 func (b *batch) mergeTree(ref plumbing.ReferenceName, dir string, ours, theirs plumbing.Hash, bases []plumbing.Hash, conflicts *[]Conflict) (plumbing.Hash, error) {
 	switch {
-	case ours == theirs || theirs.IsZero() || slices.Contains(bases, theirs):
+	case ours == theirs || slices.Contains(bases, theirs):
 		return ours, nil
-	case ours.IsZero() || slices.Contains(bases, ours):
+	case slices.Contains(bases, ours):
 		return theirs, nil
 	}
 	oursEntries, err := b.r.treeEntries(ours)
@@ -232,62 +238,78 @@ func (b *batch) mergeTree(ref plumbing.ReferenceName, dir string, ours, theirs p
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	baseEntries := make([][]object.TreeEntry, 0, len(bases))
+	byName := func(entries []object.TreeEntry) map[string]object.TreeEntry {
+		m := make(map[string]object.TreeEntry, len(entries))
+		for _, e := range entries {
+			m[e.Name] = e
+		}
+		return m
+	}
+	oursByName, theirsByName := byName(oursEntries), byName(theirsEntries)
+	was := map[string][]object.TreeEntry{} // the versions of each entry in the merge bases
 	for _, h := range bases {
 		entries, err := b.r.treeEntries(h)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		baseEntries = append(baseEntries, entries)
+		for _, e := range entries {
+			was[e.Name] = append(was[e.Name], e)
+		}
 	}
-	out := map[string]object.TreeEntry{}
-	for _, e := range oursEntries {
-		out[e.Name] = e
-	}
-	for _, t := range theirsEntries {
-		o, ok := out[t.Name]
+	names := maps.Clone(oursByName)
+	maps.Copy(names, theirsByName)
+	merged := map[string]object.TreeEntry{}
+	for name := range names {
+		if _, done := merged[name]; done {
+			continue // already kept as their version of a conflicting file
+		}
+		o, inOurs := oursByName[name]
+		t, inTheirs := theirsByName[name]
+		unchanged := func(e object.TreeEntry) bool {
+			return slices.ContainsFunc(was[name], func(w object.TreeEntry) bool { return w.Hash == e.Hash && w.Mode == e.Mode })
+		}
 		switch {
-		case !ok:
-			out[t.Name] = t
-			continue
-		case o.Hash == t.Hash && o.Mode == t.Mode:
-			continue
-		}
-		isDir := o.Mode == filemode.Dir && t.Mode == filemode.Dir
-		var was []plumbing.Hash // this entry in the bases, same kind
-		for _, entries := range baseEntries {
-			if i := slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == t.Name }); i >= 0 && (entries[i].Mode == filemode.Dir) == isDir {
-				was = append(was, entries[i].Hash)
+		case !inTheirs:
+			if !unchanged(o) { // else they deleted what we never changed
+				merged[name] = o
 			}
-		}
-		if isDir {
-			h, err := b.mergeTree(ref, path.Join(dir, t.Name), o.Hash, t.Hash, was, conflicts)
+		case !inOurs:
+			if !unchanged(t) { // else we deleted what they never changed
+				merged[name] = t
+			}
+		case o.Hash == t.Hash && o.Mode == t.Mode || unchanged(t):
+			merged[name] = o
+		case unchanged(o):
+			merged[name] = t
+		case o.Mode == filemode.Dir && t.Mode == filemode.Dir:
+			var subBases []plumbing.Hash
+			for _, w := range was[name] {
+				if w.Mode == filemode.Dir {
+					subBases = append(subBases, w.Hash)
+				}
+			}
+			h, err := b.mergeTree(ref, path.Join(dir, name), o.Hash, t.Hash, subBases, conflicts)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			out[t.Name] = treeEntry(t.Name, h)
-			continue
+			if !h.IsZero() {
+				merged[name] = treeEntry(name, h)
+			}
+		default:
+			merged[name] = o
+			beside := besideName(name, t.Hash)
+			if _, kept := oursByName[beside]; kept {
+				continue // an earlier merge kept their version already
+			}
+			t.Name = beside
+			merged[beside] = t // the name holds their hash: nothing else has it
+			*conflicts = append(*conflicts, Conflict{Ref: ref, Path: path.Join(dir, name), Theirs: path.Join(dir, beside)})
 		}
-		switch {
-		case slices.Contains(was, t.Hash) && o.Mode == t.Mode:
-			continue // theirs unchanged: ours is newer
-		case slices.Contains(was, o.Hash) && o.Mode == t.Mode:
-			out[t.Name] = t
-			continue
-		}
-		beside := besideName(t.Name, t.Hash)
-		if e, ok := out[beside]; ok && e.Hash == t.Hash {
-			continue // kept by an earlier merge
-		}
-		t.Name = beside
-		out[beside] = t
-		*conflicts = append(*conflicts, Conflict{Ref: ref, Path: path.Join(dir, o.Name), Theirs: path.Join(dir, beside)})
 	}
-	merged := make([]object.TreeEntry, 0, len(out))
-	for _, e := range out {
-		merged = append(merged, e)
+	if len(merged) == 0 {
+		return plumbing.ZeroHash, nil
 	}
-	return b.writeTree(merged)
+	return b.writeTree(slices.Collect(maps.Values(merged)))
 }
 
 // besideName is where their version of a conflicting file is kept:
@@ -302,23 +324,25 @@ func besideName(name string, theirs plumbing.Hash) string {
 	return strings.TrimSuffix(name, ext) + tag + ext
 }
 
-// mergeNotes is the treeMerger of the notes ref. Ours keeps its layout:
-// merged notes are written where ours has them, new ones at a fanout path
-// as writeNote does.
+// mergeNotes is the treeMerger of the notes ref: a three-way merge per
+// annotated object. A note changed on one side only is taken from that
+// side (a removal too); changed on both, the two are merged line by line
+// (unionNote). Ours keeps its layout: notes are rewritten where ours has
+// them, new ones go to a fanout path as writeNote does.
 func mergeNotes(b *batch, _ plumbing.ReferenceName, ours, theirs plumbing.Hash, bases []plumbing.Hash) (plumbing.Hash, []Conflict, error) {
-	changed := map[string]plumbing.Hash{}
-	if err := b.r.notesDiff(ours, theirs, "", changed); err != nil {
+	differ := map[string]bool{}
+	if err := b.r.notesDiff(ours, theirs, "", differ); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	var edits []edit
-	for _, hex := range slices.Sorted(maps.Keys(changed)) {
-		theirsBlob := changed[hex]
-		oursPath, oursBlob, found, err := b.r.findNote(ours, hex)
+	for _, hex := range slices.Sorted(maps.Keys(differ)) {
+		oursPath, oursBlob, inOurs, err := b.r.findNote(ours, hex)
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
-		if found && oursBlob == theirsBlob {
-			continue
+		_, theirsBlob, inTheirs, err := b.r.findNote(theirs, hex)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
 		}
 		var was []plumbing.Hash
 		for _, root := range bases {
@@ -330,11 +354,24 @@ func mergeNotes(b *batch, _ plumbing.ReferenceName, ours, theirs plumbing.Hash, 
 				was = append(was, blob)
 			}
 		}
-		if slices.Contains(was, theirsBlob) {
-			continue // theirs unchanged since a base: ours is newer
-		}
-		blob := theirsBlob
-		if found && !slices.Contains(was, oursBlob) {
+		var blob plumbing.Hash // zero: remove ours
+		switch {
+		case inOurs && inTheirs && oursBlob == theirsBlob:
+			continue
+		case !inTheirs:
+			if !inOurs || !slices.Contains(was, oursBlob) {
+				continue // ours is new or changed: kept
+			}
+		case !inOurs:
+			if slices.Contains(was, theirsBlob) {
+				continue // we removed what they never changed
+			}
+			blob, oursPath = theirsBlob, []string{hex[:2], hex[2:]}
+		case slices.Contains(was, theirsBlob):
+			continue
+		case slices.Contains(was, oursBlob):
+			blob = theirsBlob
+		default:
 			oursText, err := b.r.readBlob(oursBlob)
 			if err != nil {
 				return plumbing.ZeroHash, nil, err
@@ -347,25 +384,25 @@ func mergeNotes(b *batch, _ plumbing.ReferenceName, ours, theirs plumbing.Hash, 
 				return plumbing.ZeroHash, nil, err
 			}
 		}
-		if !found {
-			oursPath = []string{hex[:2], hex[2:]}
-		}
 		edits = append(edits, edit{path: oursPath, entry: blobEntry(oursPath[len(oursPath)-1], blob)})
 	}
 	if len(edits) == 0 {
 		return ours, nil, nil
 	}
 	root, err := b.applyEdits(ours, edits)
+	if err == nil && root.IsZero() {
+		root, err = b.writeTree(nil) // every note removed: a commit still needs a tree
+	}
 	return root, nil, err
 }
 
-// notesDiff collects into out the notes of tree theirs (by the hex of the
-// object they annotate) that ours does not hold at the same path, walking
-// both trees together and skipping entries equal by hash. Where the two
-// use different fanouts, the subtree of theirs is walked whole, and the
-// caller looks each note up in ours at any depth.
-func (r *Repo) notesDiff(ours, theirs plumbing.Hash, prefix string, out map[string]plumbing.Hash) error {
-	if ours == theirs || theirs.IsZero() {
+// notesDiff adds to out the objects (by hex) whose notes may differ
+// between the notes trees ours and theirs: it walks both together and
+// skips entries equal by hash. Where the two use different fanouts the
+// subtrees are walked whole; the caller looks each note up on each side at
+// any depth.
+func (r *Repo) notesDiff(ours, theirs plumbing.Hash, prefix string, out map[string]bool) error {
+	if ours == theirs {
 		return nil
 	}
 	oursEntries, err := r.treeEntries(ours)
@@ -376,28 +413,39 @@ func (r *Repo) notesDiff(ours, theirs plumbing.Hash, prefix string, out map[stri
 	if err != nil {
 		return err
 	}
-	for _, t := range theirsEntries {
-		i := slices.IndexFunc(oursEntries, func(e object.TreeEntry) bool { return e.Name == t.Name })
-		if i >= 0 && oursEntries[i].Hash == t.Hash {
+	type pair struct{ ours, theirs object.TreeEntry }
+	byName := map[string]*pair{}
+	for _, e := range oursEntries {
+		byName[e.Name] = &pair{ours: e}
+	}
+	for _, e := range theirsEntries {
+		if p := byName[e.Name]; p != nil {
+			p.theirs = e
+		} else {
+			byName[e.Name] = &pair{theirs: e}
+		}
+	}
+	for name, p := range byName {
+		if p.ours.Hash == p.theirs.Hash && p.ours.Mode == p.theirs.Mode {
 			continue
 		}
-		name := prefix + t.Name
-		if t.Mode == filemode.Dir {
-			var sub plumbing.Hash
-			if i >= 0 && oursEntries[i].Mode == filemode.Dir {
-				sub = oursEntries[i].Hash
-			}
-			if len(name) < 40 && validHex(t.Name) {
-				if err := r.notesDiff(sub, t.Hash, name, out); err != nil {
-					return err
-				}
-			}
-			continue
+		full := prefix + name
+		if !validHex(name) || len(full) > 40 {
+			continue // not a note: git keeps nothing else here, and neither do we
 		}
-		// Anything but a note on an object (git keeps nothing else there)
-		// is left alone.
-		if len(name) == 40 && validHex(name) {
-			out[strings.ToLower(name)] = t.Hash
+		var sub [2]plumbing.Hash
+		isDir := false
+		for i, e := range []object.TreeEntry{p.ours, p.theirs} {
+			if e.Mode == filemode.Dir {
+				sub[i], isDir = e.Hash, true
+			} else if !e.Hash.IsZero() && len(full) == 40 {
+				out[strings.ToLower(full)] = true
+			}
+		}
+		if isDir && len(full) < 40 {
+			if err := r.notesDiff(sub[0], sub[1], full, out); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -5,8 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetherdev/tether/redact"
 	"github.com/tetherdev/tether/state"
@@ -200,5 +204,39 @@ func TestCondenseRedactsOtherFields(t *testing.T) {
 	}
 	if cp.Branch != "fix/[REDACTED:github-token]" || !maps.Equal(cp.Redactions, redact.Counts{"github-token": 1}) {
 		t.Errorf("branch %q, redactions %v", cp.Branch, cp.Redactions)
+	}
+}
+
+func TestCondenseLeavesNoStagingFiles(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tmp := filepath.Join(f.st.Dir(), "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Left by a crash on a system that cannot unlink an open file: the
+	// old one goes, a recent one (a condense running now) stays.
+	old, recent := filepath.Join(tmp, tempPrefix+"old"), filepath.Join(tmp, tempPrefix+"recent")
+	for _, p := range []string{old, recent} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * staleTemp)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	f.agent(t, "tidy").turn("one")
+	f.condense(t, "tidy")
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{tempPrefix + "recent"}) {
+		t.Errorf("staging dir holds %q, want only the recent leftover", names)
 	}
 }

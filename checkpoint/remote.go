@@ -189,16 +189,12 @@ func (r *Repo) push(remote string, specs []string) ([]PushStatus, error) {
 		return nil, fmt.Errorf("git push: %w", err)
 	}
 	if len(statuses) < len(specs) {
-		return statuses, fmt.Errorf("git push: %w: %s", runErrOr(runErr), strings.TrimSpace(stderr.String()))
+		if runErr == nil {
+			runErr = errors.New("no status for some refs")
+		}
+		return statuses, fmt.Errorf("git push: %w: %s", runErr, strings.TrimSpace(stderr.String()))
 	}
 	return statuses, nil
-}
-
-func runErrOr(err error) error {
-	if err == nil {
-		return errors.New("no status for some refs")
-	}
-	return err
 }
 
 // git runs git on this repository and returns its stdout.

@@ -453,3 +453,76 @@ func TestShareNothingAndErrors(t *testing.T) {
 		t.Errorf("push refused by the server: %+v, %v", res, err)
 	}
 }
+
+// A checkpoint purged from the branch by hand (a leaked secret, say) stays
+// purged when a clone that still has it merges.
+func TestMergeHonoursPurge(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 2)
+	c.clones[0].agent(t, "leak").turn("oops")
+	id := c.clones[0].condense(t, "leak")[0].Checkpoint
+	c.clones[0].agent(t, "keep").turn("fine")
+	kept := c.clones[0].condense(t, "keep")[0].Checkpoint
+	c.push(t, 0)
+	c.fetch(t, 1)
+	// Purged with git in a worktree of the branch, and pushed.
+	wt := filepath.Join(t.TempDir(), "purge")
+	runGit(t, c.clones[0].dir, "worktree", "add", "-q", wt, "tether/checkpoints/v1")
+	runGit(t, wt, "rm", "-q", "-r", id[:2]+"/"+id[2:])
+	runGit(t, wt, "commit", "-q", "-m", "purge "+id)
+	c.push(t, 0)
+	// Clone 1 adds a checkpoint of its own, then merges the purge.
+	c.clones[1].agent(t, "later").turn("more")
+	c.clones[1].condense(t, "later")
+	if res := c.push(t, 1); res.Merge == nil || res.Merge.Branch != Merged {
+		t.Fatalf("push = %+v", res)
+	}
+	c.fetch(t, 0)
+	for i, f := range c.clones {
+		if _, err := f.repo.Read(id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("clone %d: the purged checkpoint came back: %v", i, err)
+		}
+		if _, err := f.repo.Read(kept); err != nil {
+			t.Errorf("clone %d: %v", i, err)
+		}
+		f.fsck(t)
+	}
+}
+
+// A note removed on one side, and not changed on the other since, stays
+// removed; a note changed on both sides merges line by line.
+func TestMergeNoteRemoval(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 2)
+	c.work(t, "a")
+	c.push(t, 0)
+	c.push(t, 1)
+	c.fetch(t, 0)
+	// Clone 1 removes the note on the shared commit; clone 0 links a new
+	// checkpoint to its own commit meanwhile.
+	runGit(t, c.clones[1].dir, "notes", "--ref=tether", "remove", c.base)
+	c.clones[1].agent(t, "one-more").turn("x")
+	c.clones[1].condense(t, "one-more")
+	f := c.clones[0]
+	f.agent(t, "later").turn("y")
+	id := f.condense(t, "later")[0].Checkpoint
+	own := f.commit(t, "later.txt", "later\n")
+	if err := f.repo.Link(own, []string{id}); err != nil {
+		t.Fatal(err)
+	}
+	c.push(t, 0)
+	if res := c.push(t, 1); res.Merge == nil || res.Merge.Notes != Merged {
+		t.Fatalf("push = %+v", res)
+	}
+	c.fetch(t, 0)
+	for i, f := range c.clones {
+		if out, err := gitCmd(f.dir, "notes", "--ref=tether", "show", c.base).CombinedOutput(); err == nil {
+			t.Errorf("clone %d: the removed note came back:\n%s", i, out)
+		}
+		// Clone 1 lacks the commit; git shows its note by full hash.
+		if note := runGit(t, f.dir, "notes", "--ref=tether", "show", own); note != "Tether-Checkpoint: "+id {
+			t.Errorf("clone %d: note on %s = %q", i, own[:8], note)
+		}
+		f.fsck(t)
+	}
+}

@@ -10,16 +10,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// edit puts entry at path (its last element is the entry's name).
+// edit puts entry at path (its last element is the entry's name), or
+// removes what is there when entry.Hash is zero.
 type edit struct {
 	path  []string
 	entry object.TreeEntry
 }
 
-// applyEdits writes the tree base with edits applied and returns its hash.
-// Only the trees on the paths of the edits are read and rewritten; every
-// other subtree keeps its hash, so the cost depends on the depth and width
-// of the touched trees, never on the size of the whole branch.
+// applyEdits writes the tree base with edits applied and returns its hash,
+// zero when the result is empty (a tree emptied by removals disappears from
+// its parent, as git never stores empty subtrees). Only the trees on the
+// paths of the edits are read and rewritten; every other subtree keeps its
+// hash, so the cost depends on the depth and width of the touched trees,
+// never on the size of the whole branch.
 func (b *batch) applyEdits(base plumbing.Hash, edits []edit) (plumbing.Hash, error) {
 	entries, err := b.r.treeEntries(base)
 	if err != nil {
@@ -52,8 +55,13 @@ func (b *batch) applyEdits(base plumbing.Hash, edits []edit) (plumbing.Hash, err
 		}
 	}
 	for name, e := range direct {
-		e.Name = name
-		out = append(out, e)
+		if !e.Hash.IsZero() {
+			e.Name = name
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return plumbing.ZeroHash, nil
 	}
 	return b.writeTree(out)
 }

@@ -1,7 +1,9 @@
 // Package install puts tether into a repository and takes it out again: the
-// git hooks that run tether-sweep, notes.rewriteRef, and the hook entries
-// that make each coding agent run tether-hook. Check reports what is
-// missing or stale, for `tether-sweep doctor`.
+// git hooks (post-commit runs tether-hook's gate, which runs tether-sweep
+// when there is something to sweep; pre-push runs tether-sweep),
+// notes.rewriteRef, and the hook entries that make each coding agent run
+// tether-hook. Check reports what is missing or stale, for `tether-sweep
+// doctor`.
 //
 // What the package promises:
 //   - Git hooks go where git runs them (git rev-parse --git-path hooks:
@@ -12,8 +14,10 @@
 //     in .husky/<hook>; lefthook and pre-commit configs are never touched —
 //     the Result says what to add to them.
 //   - A git hook never fails because of tether: every tether line is
-//     guarded, so a missing tether-sweep is a no-op, and the post-commit
-//     line ends in "|| true".
+//     guarded, so a missing binary is a no-op, and ends in "|| true" —
+//     except where our post-commit hook runs alone and execs tether-hook,
+//     which always exits 0. The git hooks run tether's binaries from beside
+//     Options.SweepPath, or from PATH when it is "".
 //   - Agent configs are merged, never clobbered: other keys and hooks keep
 //     their order and their bytes, a file where nothing of ours changes is
 //     not rewritten, and our entries are recognised by the "tether-hook" in

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -45,6 +46,7 @@ func Check(opts Options) []Problem {
 	}
 
 	var ps []Problem
+	var bins []binaryUse // the binaries the installed hooks run
 	if !opts.NoGitHooks {
 		for _, h := range in.gitHooks() {
 			if p := in.checkHook(h, fix); p != nil {
@@ -61,24 +63,25 @@ func Check(opts Options) []Problem {
 				Fix:    fix((*installer).installRewriteRef),
 			})
 		}
-		if p := checkBinary("tether-sweep", opts.SweepPath, lookPath, "the git hooks run it"); p != nil {
-			ps = append(ps, *p)
-		}
+		// post-commit runs tether-hook, which runs tether-sweep when there
+		// is something to sweep; pre-push runs tether-sweep. Both are found
+		// beside SweepPath, or on PATH.
+		bins = append(bins,
+			binaryUse{"tether-sweep", opts.SweepPath, "the git hooks"},
+			binaryUse{"tether-hook", programPath(opts.SweepPath, "tether-hook"), "the git hooks"})
 	}
 	names, err := in.agentNames(false)
 	if err != nil {
-		return append(ps, Problem{What: "cannot check agent hooks", Detail: err.Error()})
+		ps = append(ps, Problem{What: "cannot check agent hooks", Detail: err.Error()})
 	}
 	for _, name := range names {
 		spec, _ := lookupAgent(name)
 		ps = append(ps, in.checkAgent(spec, fix)...)
 	}
 	if len(names) > 0 {
-		if p := checkBinary("tether-hook", opts.HookPath, lookPath, "the agents' hooks run it"); p != nil {
-			ps = append(ps, *p)
-		}
+		bins = append(bins, binaryUse{"tether-hook", opts.HookPath, "the agents' hooks"})
 	}
-	return ps
+	return append(ps, checkBinaries(bins, lookPath)...)
 }
 
 func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func() error) *Problem {
@@ -93,14 +96,14 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 		case damaged:
 			return &Problem{What: s.husky + " has a damaged tether block", Detail: "the block's end line is missing; fix the file by hand, then run install again."}
 		case err != nil || !ok:
-			return &Problem{What: "husky " + h.name + " hook does not run tether-sweep", Detail: s.husky, Fix: repair}
+			return &Problem{What: "husky " + h.name + " hook does not run " + h.program, Detail: s.husky, Fix: repair}
 		case content[start:end] != huskyBlock(h, in.opts.SweepPath):
 			return &Problem{What: "husky " + h.name + " hook runs an outdated tether block", Detail: s.husky, Fix: repair}
 		}
 		return nil
 	case s.framework != "":
 		data, err := os.ReadFile(s.framework)
-		if err == nil && strings.Contains(string(data), "tether-sweep") {
+		if err == nil && runsHook(string(data), h) {
 			return nil
 		}
 		snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
@@ -108,7 +111,7 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 		if then != "" {
 			detail += "then run: " + then + "\n"
 		}
-		return &Problem{What: s.fwName + " does not run tether-sweep at " + h.name, Detail: detail}
+		return &Problem{What: s.fwName + " does not run " + h.program + " at " + h.name, Detail: detail}
 	}
 	data, err := os.ReadFile(s.hookFile)
 	_, backupErr := os.Lstat(s.hookFile + backupSuffix)
@@ -118,7 +121,7 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 	case !isOurHook(data):
 		return &Problem{
 			What:   "git " + h.name + " hook is not tether's",
-			Detail: fmt.Sprintf("%s belongs to something else; the fix moves it to %s and runs it before tether-sweep.", s.hookFile, h.name+backupSuffix),
+			Detail: fmt.Sprintf("%s belongs to something else; the fix moves it to %s and runs it before %s.", s.hookFile, h.name+backupSuffix, h.program),
 			Fix:    repair,
 		}
 	case string(data) != hookScript(h, in.opts.SweepPath, backupErr == nil):
@@ -162,6 +165,35 @@ func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error)
 			What:   "Gemini CLI hooks are turned off",
 			Detail: path + " sets hooksConfig.enabled to false; set it to true to record Gemini sessions.",
 		})
+	}
+	return ps
+}
+
+// binaryUse is a tether binary some hooks run, and where they look for it:
+// an absolute path, or "" for PATH.
+type binaryUse struct {
+	name, path string
+	usedBy     string // the hooks that run it, e.g. "the agents' hooks"
+}
+
+// checkBinaries reports each binary the hooks cannot find, once per place
+// they look, naming every kind of hook that looks there.
+func checkBinaries(uses []binaryUse, lookPath func(string) (string, error)) []Problem {
+	var ps []Problem
+	for i, u := range uses {
+		same := func(v binaryUse) bool { return v.name == u.name && v.path == u.path }
+		if slices.ContainsFunc(uses[:i], same) {
+			continue // reported with the first use
+		}
+		var users []string
+		for _, v := range uses[i:] {
+			if same(v) {
+				users = append(users, v.usedBy)
+			}
+		}
+		if p := checkBinary(u.name, u.path, lookPath, strings.Join(users, " and ")+" run it"); p != nil {
+			ps = append(ps, *p)
+		}
 	}
 	return ps
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Options says what to install and where.
@@ -31,8 +30,9 @@ type Options struct {
 	// HookPath is tether-hook's absolute path, written into the agents'
 	// configs; "" has agents find it on PATH.
 	HookPath string
-	// SweepPath is tether-sweep's absolute path, written into the git hooks;
-	// "" has git hooks find it on PATH.
+	// SweepPath is tether-sweep's absolute path: the git hooks run it and
+	// tether-hook (post-commit's gate) from its directory; "" has git hooks
+	// find them on PATH.
 	SweepPath string
 	// LookPath finds a program on PATH, for Check; nil means exec.LookPath.
 	LookPath func(string) (string, error)
@@ -59,7 +59,7 @@ type Change struct {
 
 // Manual is a change tether leaves to the user: hook managers such as
 // lefthook and pre-commit own the git hooks and regenerate them, so their
-// config has to run tether-sweep itself.
+// config has to run tether itself.
 type Manual struct {
 	File    string // the framework's config file
 	Hook    string // git hook name
@@ -244,7 +244,7 @@ func (in *installer) installHook(h gitHook) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", s.framework, err)
 		}
-		if !strings.Contains(string(data), "tether-sweep") {
+		if !runsHook(string(data), h) {
 			snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
 			in.res.Manual = append(in.res.Manual, Manual{File: s.framework, Hook: h.name, Snippet: snippet, Then: then})
 		}
@@ -323,8 +323,8 @@ func (in *installer) uninstallHook(h gitHook) error {
 	case s.husky != "":
 		return in.uninstallHusky(h, s.husky)
 	case s.framework != "":
-		if data, err := os.ReadFile(s.framework); err == nil && strings.Contains(string(data), "tether-sweep") {
-			in.note("%s still runs tether-sweep for %s: remove that entry by hand.", s.framework, h.name)
+		if data, err := os.ReadFile(s.framework); err == nil && runsHook(string(data), h) {
+			in.note("%s still runs %s for %s: remove that entry by hand.", s.framework, h.program, h.name)
 		}
 		return nil
 	}

@@ -12,14 +12,49 @@ import (
 	"testing"
 )
 
-// These tests drive real git in temporary repositories. tether-sweep is a
-// small script on PATH that logs its arguments and input, so a test can see
-// that git ran our hook, with what, and after which other hook.
+// These tests drive real git in temporary repositories. tether-hook and
+// tether-sweep are small scripts on PATH that log their arguments (and
+// tether-sweep its input), so a test can see that git ran our hook, with
+// what, and after which other hook. Like the real gate when there is work,
+// `tether-hook git post-commit` execs tether-sweep: beside it, else on PATH.
 
 type fixture struct {
-	log      string // what the fake tether-sweep and the test hooks append to
-	origPath string // PATH without the fake tether-sweep
+	log      string // what the fake binaries and the test hooks append to
+	bin      string // the directory of the fake binaries
+	origPath string // PATH without the fake binaries
 }
+
+const (
+	fakeSweep = `#!/bin/sh
+printf 'sweep %s\n' "$*" >>"$TETHER_TEST_LOG"
+cat >>"$TETHER_TEST_LOG.sweep-stdin"
+`
+	fakeHook = `#!/bin/sh
+printf 'hook %s\n' "$*" >>"$TETHER_TEST_LOG"
+[ "$*" = "git post-commit" ] || exit 0
+sweep="$(dirname -- "$0")/tether-sweep"
+[ -x "$sweep" ] || sweep=$(command -v tether-sweep) || exit 0
+exec "$sweep" run --hook post-commit --quiet
+`
+)
+
+// writeFakes puts the fake binaries named (tether-hook, tether-sweep) in
+// dir, and returns dir.
+func writeFakes(t *testing.T, dir string, names ...string) string {
+	t.Helper()
+	for _, name := range names {
+		content := map[string]string{"tether-hook": fakeHook, "tether-sweep": fakeSweep}[name]
+		if content == "" {
+			t.Fatalf("no fake %s", name)
+		}
+		writeExec(t, filepath.Join(dir, name), content)
+	}
+	return dir
+}
+
+// The log of a commit whose post-commit hook ran the gate, and the gate
+// the sweep.
+const postCommitRan = "hook git post-commit\nsweep run --hook post-commit --quiet\n"
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
@@ -37,11 +72,14 @@ func setup(t *testing.T) *fixture {
 	t.Setenv("GIT_COMMITTER_EMAIL", "t@example.invalid")
 	f := &fixture{log: filepath.Join(t.TempDir(), "log"), origPath: os.Getenv("PATH")}
 	t.Setenv("TETHER_TEST_LOG", f.log)
-	bin := t.TempDir()
-	writeExec(t, filepath.Join(bin, "tether-sweep"),
-		"#!/bin/sh\nprintf 'sweep %s\\n' \"$*\" >>\"$TETHER_TEST_LOG\"\ncat >>\"$TETHER_TEST_LOG.sweep-stdin\"\n")
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+f.origPath)
+	f.bin = writeFakes(t, t.TempDir(), "tether-hook", "tether-sweep")
+	t.Setenv("PATH", f.pathWith(f.bin))
 	return f
+}
+
+// pathWith is the original PATH with dir in front.
+func (f *fixture) pathWith(dir string) string {
+	return dir + string(os.PathListSeparator) + f.origPath
 }
 
 func (f *fixture) logged(t *testing.T) string {
@@ -198,7 +236,7 @@ func TestPostCommitChainsForeignHook(t *testing.T) {
 	}
 
 	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "one")
-	want := "foreign post-commit 0\nsweep run --hook post-commit --quiet\n"
+	want := "foreign post-commit 0\n" + postCommitRan
 	if got := f.logged(t); got != want {
 		t.Errorf("hooks ran as\n%s\nwant (foreign first)\n%s", got, want)
 	}
@@ -278,7 +316,7 @@ func TestHooksPath(t *testing.T) {
 				t.Error("a hook was written to .git/hooks, where git will not run it")
 			}
 			run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
-			if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+			if got := f.logged(t); got != postCommitRan {
 				t.Errorf("log: %q", got)
 			}
 		})
@@ -315,14 +353,18 @@ func TestHusky(t *testing.T) {
 			t.Error("wrote to .git/hooks under husky")
 		}
 		run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
-		if got := f.logged(t); got != "husky-user\nsweep run --hook post-commit --quiet\n" {
+		if got := f.logged(t); got != "husky-user\n"+postCommitRan {
 			t.Errorf("log: %q", got)
 		}
-		// Without tether-sweep, husky's sh -e still succeeds.
-		t.Setenv("PATH", f.origPath)
+		// Without tether-hook, husky's sh -e still succeeds, and nothing of
+		// tether's runs.
+		t.Setenv("PATH", f.pathWith(writeFakes(t, t.TempDir(), "tether-sweep")))
 		out, err := runErr(dir, "sh", "-e", userHook)
 		if err != nil {
-			t.Errorf("husky hook failed without tether-sweep: %v %s", err, out)
+			t.Errorf("husky hook failed without tether-hook: %v %s", err, out)
+		}
+		if got := f.logged(t); got != "husky-user\n"+postCommitRan+"husky-user\n" {
+			t.Errorf("log: %q", got)
 		}
 
 		if _, err := Uninstall(Options{Dir: dir, Agents: []string{}}); err != nil {
@@ -357,7 +399,7 @@ func TestHusky(t *testing.T) {
 			t.Fatal(err)
 		}
 		run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
-		if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+		if got := f.logged(t); got != postCommitRan {
 			t.Errorf("log: %q", got)
 		}
 		if _, err := Uninstall(Options{Dir: dir, Agents: []string{}}); err != nil {
@@ -384,7 +426,7 @@ func TestLinkedWorktree(t *testing.T) {
 		t.Fatal("agent config not in the worktree, or install record not in the common dir")
 	}
 	run(t, wt, "git", "commit", "-q", "--allow-empty", "-m", "x")
-	if got := f.logged(t); got != "sweep run --hook post-commit --quiet\n" {
+	if got := f.logged(t); got != postCommitRan {
 		t.Errorf("log: %q", got)
 	}
 	if _, err := Uninstall(Options{Dir: wt}); err != nil {
@@ -514,19 +556,40 @@ func TestUninstallKeepsLaterEdits(t *testing.T) {
 	}
 }
 
-func TestMissingSweepNeverBlocksGit(t *testing.T) {
+// The git hooks run tether's binaries from where install says: beside an
+// absolute tether-sweep, else on PATH. A missing or failing binary never
+// blocks a commit or a push. A missing one leaves the hook's status 0; the
+// unchained post-commit hook execs tether-hook (which always exits 0), so
+// its status is tether-hook's, which git ignores.
+func TestHookBinaries(t *testing.T) {
+	failing := func(t *testing.T, f *fixture) string {
+		bin := t.TempDir()
+		for _, name := range []string{"tether-hook", "tether-sweep"} {
+			writeExec(t, filepath.Join(bin, name), "#!/bin/sh\necho broken >&2\nexit 1\n")
+		}
+		return f.pathWith(bin)
+	}
 	for _, tc := range []struct {
-		name  string
-		sweep string
-		path  func(t *testing.T, f *fixture) string
+		name         string
+		sweep        func(t *testing.T, f *fixture) string // Options.SweepPath
+		path         func(t *testing.T, f *fixture) string // PATH when git runs
+		commit, push bool                                  // whether tether ran at post-commit, at pre-push
+		status       int                                   // of the post-commit hook run by hand
 	}{
-		{"not on PATH", "", func(_ *testing.T, f *fixture) string { return f.origPath }},
-		{"absolute path gone", "/nonexistent/tether-sweep", func(*testing.T, *fixture) string { return os.Getenv("PATH") }},
-		{"failing", "", func(t *testing.T, f *fixture) string {
-			bin := t.TempDir()
-			writeExec(t, filepath.Join(bin, "tether-sweep"), "#!/bin/sh\necho broken >&2\nexit 1\n")
-			return bin + string(os.PathListSeparator) + f.origPath
-		}},
+		{"on PATH", nil, func(_ *testing.T, f *fixture) string { return f.pathWith(f.bin) }, true, true, 0},
+		{"beside an absolute tether-sweep", func(_ *testing.T, f *fixture) string { return filepath.Join(f.bin, "tether-sweep") },
+			func(_ *testing.T, f *fixture) string { return f.origPath }, true, true, 0},
+		{"not on PATH", nil, func(_ *testing.T, f *fixture) string { return f.origPath }, false, false, 0},
+		{"tether-hook not on PATH", nil, func(t *testing.T, f *fixture) string {
+			return f.pathWith(writeFakes(t, t.TempDir(), "tether-sweep"))
+		}, false, true, 0},
+		// The hooks do not fall back on PATH, where both are.
+		{"absolute path gone", func(*testing.T, *fixture) string { return "/nonexistent/tether-sweep" },
+			func(_ *testing.T, f *fixture) string { return f.pathWith(f.bin) }, false, false, 0},
+		{"tether-hook not beside tether-sweep", func(t *testing.T, _ *fixture) string {
+			return filepath.Join(writeFakes(t, t.TempDir(), "tether-sweep"), "tether-sweep")
+		}, func(_ *testing.T, f *fixture) string { return f.pathWith(f.bin) }, false, true, 0},
+		{"failing", nil, failing, false, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := setup(t)
@@ -534,17 +597,37 @@ func TestMissingSweepNeverBlocksGit(t *testing.T) {
 			remote := t.TempDir()
 			run(t, remote, "git", "init", "-q", "--bare")
 			run(t, dir, "git", "remote", "add", "origin", remote)
-			if _, err := Install(Options{Dir: dir, Push: true, SweepPath: tc.sweep, Agents: []string{}}); err != nil {
+			opts := Options{Dir: dir, Push: true, Agents: []string{}}
+			if tc.sweep != nil {
+				opts.SweepPath = tc.sweep(t, f)
+			}
+			if _, err := Install(opts); err != nil {
 				t.Fatal(err)
 			}
 			t.Setenv("PATH", tc.path(t, f))
 			run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
 			run(t, dir, "git", "push", "-q", "origin", "main")
-			if _, err := runErr(dir, filepath.Join(dir, ".git", "hooks", "post-commit")); err != nil {
-				t.Errorf("post-commit hook exited with %v", err)
+			var want string
+			if tc.commit {
+				want += postCommitRan
 			}
-			if got := f.logged(t); got != "" {
-				t.Errorf("something ran: %q", got)
+			if tc.push {
+				want += "sweep push --hook pre-push --quiet origin " + remote + "\n"
+			}
+			if got := f.logged(t); got != want {
+				t.Errorf("hooks ran as\n%s\nwant\n%s", got, want)
+			}
+			out, err := runErr(dir, filepath.Join(dir, ".git", "hooks", "post-commit"))
+			var ee *exec.ExitError
+			status := 0
+			switch {
+			case errors.As(err, &ee):
+				status = ee.ExitCode()
+			case err != nil:
+				t.Fatal(err)
+			}
+			if status != tc.status {
+				t.Errorf("post-commit hook exited with %d, want %d: %s", status, tc.status, out)
 			}
 		})
 	}
@@ -604,33 +687,104 @@ func TestSymlinkedConfigStaysLinked(t *testing.T) {
 	}
 }
 
+// Hook frameworks get the lines to add, never an edit; once the user adds
+// a hook's line, install and doctor stop asking for it, and only for it.
 func TestHookFrameworksAreLeftAlone(t *testing.T) {
-	for _, tc := range []struct{ file, content, then string }{
-		{"lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n", ""},
-		{".pre-commit-config.yaml", "repos: []\n", "pre-commit install --hook-type post-commit"},
+	for _, tc := range []struct{ fw, file, content, install string }{
+		{"lefthook", "lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      run: make lint\n", ""},
+		{"pre-commit", ".pre-commit-config.yaml", "repos:\n  - repo: https://github.com/pre-commit/pre-commit-hooks\n    rev: v4.6.0\n    hooks:\n      - id: trailing-whitespace\n",
+			"pre-commit install --hook-type "},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			setup(t)
 			dir := newRepo(t)
 			cfg := filepath.Join(dir, tc.file)
 			writeFile(t, cfg, tc.content)
-			res, err := Install(Options{Dir: dir, Agents: []string{}})
+			opts := Options{Dir: dir, Push: true, Agents: []string{}, LookPath: found}
+			res, err := Install(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Manual) != 1 || res.Manual[0].File != cfg || !strings.Contains(res.Manual[0].Snippet, "tether-sweep run --hook post-commit") || res.Manual[0].Then != tc.then {
-				t.Errorf("manual steps: %+v", res.Manual)
+			// What each hook's line must run.
+			runs := map[string]string{"post-commit": "tether-hook git post-commit", "pre-push": "tether-sweep push --hook pre-push"}
+			snippets := map[string]string{}
+			for _, m := range res.Manual {
+				snippets[m.Hook] = m.Snippet
+				then := ""
+				if tc.install != "" {
+					then = tc.install + m.Hook
+				}
+				if m.File != cfg || !strings.Contains(m.Snippet, runs[m.Hook]) || m.Then != then {
+					t.Errorf("manual step: %+v", m)
+				}
 			}
-			if readFile(t, cfg) != tc.content || exists(filepath.Join(dir, ".git", "hooks", "post-commit")) {
+			if len(res.Manual) != 2 || len(snippets) != 2 {
+				t.Fatalf("manual steps: %+v", res.Manual)
+			}
+			if readFile(t, cfg) != tc.content || exists(filepath.Join(dir, ".git", "hooks", "post-commit")) || exists(filepath.Join(dir, ".git", "hooks", "pre-push")) {
 				t.Error("touched the framework's files or git's hooks")
 			}
-			ps := Check(Options{Dir: dir, Agents: []string{}, LookPath: found})
-			if len(ps) != 1 || ps[0].Fix != nil || !strings.Contains(ps[0].Detail, res.Manual[0].Snippet) {
-				t.Errorf("check: %+v", ps)
+
+			problem := map[string]string{
+				"post-commit": tc.fw + " does not run tether-hook at post-commit",
+				"pre-push":    tc.fw + " does not run tether-sweep at pre-push",
 			}
-			writeFile(t, cfg, tc.content+"# tether-sweep is run from here\n")
-			if ps := Check(Options{Dir: dir, Agents: []string{}, LookPath: found}); len(ps) != 0 {
-				t.Errorf("check after the user added it: %+v", ps)
+			// asked puts content in the config and returns the hooks whose
+			// line install asks for; check must report the same, with the
+			// same snippet, and no fix.
+			asked := func(content string) []string {
+				t.Helper()
+				writeFile(t, cfg, content)
+				res, err := Install(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ps := Check(opts)
+				var hooks []string
+				for i, m := range res.Manual {
+					hooks = append(hooks, m.Hook)
+					if i >= len(ps) || ps[i].What != problem[m.Hook] || !strings.Contains(ps[i].Detail, m.Snippet) || ps[i].Fix != nil {
+						t.Errorf("install asks for %s, check says %+v", m.Hook, ps)
+					}
+				}
+				if len(ps) != len(res.Manual) {
+					t.Errorf("install asks for %q, check says %+v", hooks, ps)
+				}
+				if readFile(t, cfg) != content {
+					t.Error("install touched the framework's file")
+				}
+				return hooks
+			}
+			both := []string{"post-commit", "pre-push"}
+			if got := asked(tc.content); !slices.Equal(got, both) {
+				t.Errorf("asked for %q", got)
+			}
+			// A line from before the gate, running tether-sweep at
+			// post-commit, is over the commit budget: the gate's is asked for.
+			old := strings.ReplaceAll(snippets["post-commit"], runs["post-commit"], "tether-sweep run --hook post-commit --quiet")
+			if got := asked(tc.content + old); !slices.Equal(got, both) {
+				t.Errorf("with tether-sweep at post-commit, asked for %q", got)
+			}
+			if got := asked(tc.content + snippets["post-commit"]); !slices.Equal(got, []string{"pre-push"}) {
+				t.Errorf("with the post-commit line added, asked for %q", got)
+			}
+			if got := asked(tc.content + snippets["pre-push"]); !slices.Equal(got, []string{"post-commit"}) {
+				t.Errorf("with the pre-push line added, asked for %q", got)
+			}
+			withBoth := tc.content + snippets["post-commit"] + snippets["pre-push"]
+			if got := asked(withBoth); len(got) != 0 {
+				t.Errorf("with both lines added, asked for %q", got)
+			}
+
+			res, err = Uninstall(Options{Dir: dir, Agents: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Notes) != 2 || !strings.Contains(res.Notes[0], "tether-hook for post-commit") || !strings.Contains(res.Notes[1], "tether-sweep for pre-push") {
+				t.Errorf("uninstall notes: %q", res.Notes)
+			}
+			if readFile(t, cfg) != withBoth {
+				t.Error("uninstall touched the framework's file")
 			}
 		})
 	}
@@ -691,9 +845,9 @@ func TestCheckAndFix(t *testing.T) {
 		"git post-commit hook is not installed",
 		"git pre-push hook is not installed",
 		"notes.rewriteRef does not include refs/notes/tether",
-		"tether-sweep is not on PATH",
 		"claude-code hooks are not installed",
 		"cursor hooks are not installed",
+		"tether-sweep is not on PATH",
 		"tether-hook is not on PATH",
 	}
 	if !slices.Equal(whats, want) {
@@ -705,9 +859,17 @@ func TestCheckAndFix(t *testing.T) {
 		t.Fatalf("after fixing: %+v", ps)
 	}
 
-	// Damage things the way time does.
+	// Damage things the way time does. The post-commit hook is the one
+	// tether wrote before the gate, running tether-sweep itself.
 	hook := filepath.Join(dir, ".git", "hooks", "post-commit")
-	writeExec(t, hook, strings.Replace(readFile(t, hook), " || true", "", 1))
+	old := strings.NewReplacer(
+		"command -v tether-hook", "command -v tether-sweep",
+		"exec tether-hook git post-commit", "tether-sweep run --hook post-commit --quiet || true",
+	).Replace(readFile(t, hook))
+	if !strings.Contains(old, "tether-sweep run --hook post-commit --quiet || true\n") || strings.Contains(old, "tether-hook") {
+		t.Fatalf("not the hook from before the gate:\n%s", old)
+	}
+	writeExec(t, hook, old)
 	prePush := filepath.Join(dir, ".git", "hooks", "pre-push")
 	writeExec(t, prePush, foreignPostCommit)
 	opts.HookPath = "/new/place/tether-hook"

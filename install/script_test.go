@@ -1,6 +1,8 @@
 package install
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,18 +43,28 @@ func TestHookScriptGuards(t *testing.T) {
 		chained bool
 		want    []string
 	}{
+		// post-commit runs tether-hook's gate, which runs tether-sweep when
+		// there is something to sweep; alone, the hook execs it.
 		{postCommitHook, "", false, []string{
-			"command -v tether-sweep >/dev/null 2>&1 || exit 0\n",
-			"tether-sweep run --hook post-commit --quiet || true\n",
+			"command -v tether-hook >/dev/null 2>&1 || exit 0\n",
+			"exec tether-hook git post-commit\n",
 		}},
 		{postCommitHook, "/opt/t/tether-sweep", false, []string{
-			"[ -x /opt/t/tether-sweep ] || exit 0\n",
-			"/opt/t/tether-sweep run --hook post-commit --quiet || true\n",
+			"[ -x /opt/t/tether-hook ] || exit 0\n",
+			"exec /opt/t/tether-hook git post-commit\n",
 		}},
-		{prePushHook, "", false, []string{`tether-sweep push --hook pre-push --quiet "$@" || true` + "\n"}},
+		{postCommitHook, "/opt/t/tether-sweep.exe", false, []string{"[ -x /opt/t/tether-hook.exe ] || exit 0\n"}},
+		{postCommitHook, "/A B/tether-sweep", false, []string{"exec '/A B/tether-hook' git post-commit\n"}},
+		{prePushHook, "", false, []string{
+			"command -v tether-sweep >/dev/null 2>&1 || exit 0\n",
+			`tether-sweep push --hook pre-push --quiet "$@" || true` + "\n",
+		}},
+		{prePushHook, "/opt/t/tether-sweep", false, []string{"[ -x /opt/t/tether-sweep ] || exit 0\n"}},
 		{postCommitHook, "", true, []string{
 			`prev="$(dirname -- "$0")/post-commit.pre-tether"`,
 			`"$prev" "$@" || status=$?`,
+			"if command -v tether-hook >/dev/null 2>&1; then\n",
+			"\ttether-hook git post-commit </dev/null || true\n",
 			`exit "$status"`,
 		}},
 		{prePushHook, "", true, []string{`cat >"$input"`, `"$prev" "$@" <"$input" || exit $?`, `"$@" <"$input" || true`}},
@@ -62,6 +74,9 @@ func TestHookScriptGuards(t *testing.T) {
 			if !strings.Contains(script, w) {
 				t.Errorf("%s (sweep %q, chained %v) lacks %q:\n%s", tc.h.name, tc.sweep, tc.chained, w, script)
 			}
+		}
+		if tc.h.name == "post-commit" && strings.Contains(script, "--hook post-commit") {
+			t.Errorf("post-commit (sweep %q, chained %v) runs tether-sweep itself, not through the gate:\n%s", tc.sweep, tc.chained, script)
 		}
 	}
 }
@@ -152,34 +167,63 @@ func FuzzHuskyBlock(f *testing.F) {
 }
 
 // The lefthook and pre-commit lines are real shell once their YAML quoting
-// is taken off: they run tether-sweep when it is there and succeed quietly
-// when it is not.
+// is taken off. At post-commit they run tether-hook's gate (the fake, like
+// the gate with work to do, runs tether-sweep), beside an absolute
+// tether-sweep or on PATH; at pre-push, tether-sweep with the remote. Without
+// tether they succeed quietly.
 func TestFrameworkSnippetsRun(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	sweep := filepath.Join(dir, "tether-sweep")
-	writeExec(t, sweep, "#!/bin/sh\necho \"$*\" >>\""+log+"\"\n")
-
-	for _, fw := range []string{"lefthook", "pre-commit"} {
-		snippet, _ := frameworkSnippet(fw, postCommitHook, sweep)
+	t.Setenv("TETHER_TEST_LOG", log)
+	bin := writeFakes(t, filepath.Join(dir, "bin"), "tether-hook", "tether-sweep")
+	origPath := os.Getenv("PATH")
+	onPath := bin + string(os.PathListSeparator) + origPath
+	// snippetRuns runs the line under key of fw's snippet for h and returns
+	// what the fakes logged.
+	snippetRuns := func(fw string, h gitHook, sweep, path string, env ...string) string {
+		t.Helper()
+		snippet, _ := frameworkSnippet(fw, h, sweep)
 		key := "run: "
 		if fw == "pre-commit" {
 			key = "entry: "
 		}
 		// lefthook runs "run" with sh -c; pre-commit splits "entry" like a
 		// shell would, which sh -c also does.
-		line := yamlValue(t, snippet, key)
 		os.Remove(log)
-		if out, err := exec.Command("sh", "-c", line).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v: %s", fw, err, out)
+		cmd := exec.Command("sh", "-c", yamlValue(t, snippet, key))
+		cmd.Env = append(os.Environ(), append(env, "PATH="+path)...)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+			t.Errorf("%s %s (sweep %q): %v, output %q", fw, h.name, sweep, err, out)
 		}
-		if got, _ := os.ReadFile(log); string(got) != "run --hook post-commit --quiet\n" {
-			t.Errorf("%s: tether-sweep got %q", fw, got)
+		got, err := os.ReadFile(log)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
 		}
-		missing, _ := frameworkSnippet(fw, postCommitHook, filepath.Join(dir, "gone"))
-		if out, err := exec.Command("sh", "-c", yamlValue(t, missing, key)).CombinedOutput(); err != nil || len(out) != 0 {
-			t.Errorf("%s without tether-sweep: %v, %q", fw, err, out)
+		return string(got)
+	}
+
+	for _, fw := range []string{"lefthook", "pre-commit"} {
+		for _, tc := range []struct{ sweep, path string }{
+			{"", onPath},
+			{filepath.Join(bin, "tether-sweep"), origPath},
+		} {
+			want := "hook git post-commit\nsweep run --hook post-commit --quiet\n"
+			if got := snippetRuns(fw, postCommitHook, tc.sweep, tc.path); got != want {
+				t.Errorf("%s post-commit (sweep %q): the fakes logged %q, want %q", fw, tc.sweep, got, want)
+			}
 		}
+		for _, tc := range []struct{ sweep, path string }{
+			{"", origPath},
+			{filepath.Join(dir, "gone", "tether-sweep"), onPath},
+		} {
+			if got := snippetRuns(fw, postCommitHook, tc.sweep, tc.path); got != "" {
+				t.Errorf("%s post-commit without tether (sweep %q): %q ran", fw, tc.sweep, got)
+			}
+		}
+	}
+	got := snippetRuns("pre-commit", prePushHook, "", onPath, "PRE_COMMIT_REMOTE_NAME=origin", "PRE_COMMIT_REMOTE_URL=/r")
+	if want := "sweep push --hook pre-push --quiet origin /r\n"; got != want {
+		t.Errorf("pre-commit pre-push: the fakes logged %q, want %q", got, want)
 	}
 	pp, _ := frameworkSnippet("lefthook", prePushHook, "")
 	if !strings.Contains(pp, "use_stdin: true") || !strings.Contains(pp, "{1} {2}") {

@@ -123,6 +123,11 @@ func unreadable(o github.Observation) bool {
 	return o.Issue != nil && o.Issue.Status == github.IssueNotFound && !o.Issue.RepoReadable
 }
 
+// githubBudget bounds the GitHub part of a sweep, however many sessions
+// answer slowly: past it, the calls fail and the rest waits for the next
+// sweep.
+const githubBudget = 30 * time.Second
+
 // ghPass is the GitHub part of one sweep.
 type ghPass struct {
 	ctx    context.Context
@@ -142,7 +147,9 @@ type ghPass struct {
 // as stored now, and the IDs it ended, to be condensed. One Reconciler
 // serves the whole sweep, so a branch, issue or PR is looked up once.
 func reconcileGitHub(repo gitdir.Repo, st *state.Store, live []*state.Session, opts Options, now func() time.Time, rep *Report) ([]*state.Session, []string) {
-	p := &ghPass{ctx: context.Background(), repo: repo, st: st, opts: opts, now: now, rep: rep}
+	ctx, cancel := context.WithTimeout(context.Background(), githubBudget)
+	defer cancel()
+	p := &ghPass{ctx: ctx, repo: repo, st: st, opts: opts, now: now, rep: rep}
 	remaining := make([]*state.Session, 0, len(live))
 	var ended []string
 	for i, s := range live {
@@ -224,8 +231,8 @@ func (p *ghPass) session(s *state.Session) (*state.Session, bool) {
 		p.warnOnce(errUnreadable, fmt.Sprintf("github: %s is not readable with this token (issue #%d answered 404); nothing recorded", p.name, o.Issue.Number))
 		return s, false
 	}
-	v := state.OwnerVerdict(s)
 	if p.opts.DryRun {
+		v := state.OwnerVerdict(s)
 		plan := planGitHub(s, v, d, p.now(), p.opts.StaleAfter)
 		p.report(s.ID, plan, d)
 		if plan.end {

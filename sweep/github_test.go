@@ -536,6 +536,18 @@ func TestGitHubRealWorldCase(t *testing.T) {
 			if live, _, err := st.List(); err != nil || len(live) != 0 {
 				t.Fatalf("still listed as running: %d, %v", len(live), err)
 			}
+			logged, err := os.ReadFile(filepath.Join(st.Dir(), "log", "tether.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`"repo":"o/r"`, `"pr":43`, `"to":"ended"`, `"reason":"` + tt.wantReason + `"`} {
+				if !strings.Contains(string(logged), want) {
+					t.Errorf("log lacks %s:\n%s", want, logged)
+				}
+			}
+			if strings.Contains(string(logged), ghTestToken) {
+				t.Fatal("the token reached the log")
+			}
 
 			calls := f.count()
 			rep, err = Run(repo, st, Options{StaleAfter: staleAfter, GitHub: f.options()})

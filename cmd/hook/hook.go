@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tetherdev/tether/agent"
@@ -21,40 +22,102 @@ import (
 // a payload past this is not one we want to hold in memory.
 const maxPayload = 4 << 20
 
+// maxDrain bounds how much of an oversized payload is read and thrown away,
+// so the agent's write completes instead of failing on a closed pipe (an
+// EPIPE the agent might not handle), without reading forever.
+const maxDrain = 64 << 20
+
 // maxPromptInState bounds the prompt copy kept in the session file for
 // status; the full prompt is in the turn log.
 const maxPromptInState = 200
 
-// hook is one run of tether-hook. Its streams and environment are fields so
-// tests can run it in-process as well as through the real binary.
+// hook is one run of tether-hook. Its streams, environment and
+// surroundings are fields so tests can run it in-process as well as
+// through the real binary.
 type hook struct {
 	args           []string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// getwd is the process working directory: where to look for the
+	// repository when the payload names none, and where to log a failure
+	// that happened before the payload named one.
+	getwd func() (string, error)
+	// sweepBinary locates tether-sweep for self-healing; "" when there is
+	// none.
+	sweepBinary func() string
 
-	store *state.Store // set once the repo is found, for logging
-	agent string
+	store   *state.Store // set once the repo is found, for logging
+	agent   string
+	session string // set once the payload is parsed, for logging
 }
 
 // run does the whole job and never fails outward.
 func (h *hook) run() {
-	if err := h.record(); err != nil {
+	ev, err := h.record()
+	// The agent's protocol is answered whatever happened to the record:
+	// Cursor, for one, waits for a verdict on every prompt.
+	if rerr := h.respond(ev); err == nil {
+		err = rerr
+	}
+	if err != nil {
 		h.fail(err)
+	}
+	if h.store != nil {
+		_ = h.store.Close()
 	}
 }
 
 // fail leaves one line on stderr and one in the log; the agent carries on.
 func (h *hook) fail(err error) {
-	fmt.Fprintf(h.stderr, "tether-hook: %v\n", err)
+	msg := oneLine(err.Error())
+	fmt.Fprintf(h.stderr, "tether-hook: %s\n", msg)
+	if h.store == nil {
+		h.store = h.storeFromWorkdir()
+	}
 	if h.store != nil {
-		h.store.Logger().Error("hook failed", "agent", h.agent, "err", err.Error())
+		h.store.Logger().Error("hook failed", "agent", h.agent, state.LogKeySession, h.session, state.LogKeyError, msg)
 	}
 }
 
-func (h *hook) record() error {
+// storeFromWorkdir finds a store to log in when the payload never named a
+// repository (it could not be read): agents run their hooks in the
+// project, so the working directory is the best guess. nil when it is not
+// in a repository.
+func (h *hook) storeFromWorkdir() *state.Store {
+	wd, err := h.getwd()
+	if err != nil {
+		return nil
+	}
+	repo, err := gitdir.FindEnv(wd, h.getenv)
+	if err != nil {
+		return nil
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// oneLine keeps an error message on one line: payload text quoted in it
+// could carry newlines or control characters, and the agent shows our
+// stderr as it is.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// record parses the payload and applies its event. The event it returns is
+// what the agent's protocol is answered with: on failure it still carries
+// the agent and the event name when they are known.
+func (h *hook) record() (agent.Event, error) {
 	if len(h.args) == 0 {
-		return errors.New("usage: tether-hook <agent> [event] < payload")
+		return agent.Event{}, errors.New("usage: tether-hook <agent> [event] < payload")
 	}
 	h.agent = h.args[0]
 	var eventArg string
@@ -64,44 +127,43 @@ func (h *hook) record() error {
 	}
 	payload, err := h.readPayload(rest)
 	if err != nil {
-		return err
+		return agent.Event{Native: eventArg}, err
 	}
 	ev, err := agent.Parse(h.agent, eventArg, payload, rest)
 	if err != nil {
-		// Some agents wait for an answer even to a payload we can't read.
-		_ = h.respond(ev)
-		return fmt.Errorf("%s payload: %w", h.agent, err)
+		return ev, fmt.Errorf("%s payload: %w", h.agent, err)
 	}
 	if ev.Ignore {
-		return h.respond(ev)
+		return ev, nil
 	}
+	h.session = ev.SessionID
 
 	cwd := ev.Cwd
 	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return fmt.Errorf("working directory: %w", err)
+		if cwd, err = h.getwd(); err != nil {
+			return ev, fmt.Errorf("working directory: %w", err)
 		}
 	}
 	repo, err := gitdir.FindEnv(cwd, h.getenv)
 	if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitdir.ErrBare) {
-		return h.respond(ev) // not a repository we track: stay silent
+		return ev, nil // not a repository we track: stay silent
 	}
 	if err != nil {
-		return fmt.Errorf("find repository from %s: %w", cwd, err)
+		return ev, fmt.Errorf("find repository from %s: %w", cwd, err)
 	}
 	st, err := state.Open(repo.CommonDir, state.Options{})
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return ev, fmt.Errorf("open store: %w", err)
 	}
 	h.store = st
 
 	if err := h.apply(st, repo, ev); err != nil {
-		return err
+		return ev, err
 	}
 	if ev.Kind == state.EventSessionStart {
 		h.selfHeal(st, repo)
 	}
-	return h.respond(ev)
+	return ev, nil
 }
 
 // readPayload takes the payload from stdin, bounded, or — for Codex's
@@ -122,6 +184,7 @@ func (h *hook) readPayload(rest []string) ([]byte, error) {
 		return nil, fmt.Errorf("read payload: %w", err)
 	}
 	if len(b) > maxPayload {
+		_, _ = io.Copy(io.Discard, io.LimitReader(h.stdin, maxDrain))
 		return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
 	}
 	return b, nil
@@ -136,6 +199,9 @@ func (h *hook) respond(ev agent.Event) error {
 	}
 	return nil
 }
+
+// ownerErrPrefix marks a LastError left by a failed owner capture.
+const ownerErrPrefix = "owner: "
 
 // apply runs the event through the transition table under the session lock.
 func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
@@ -172,10 +238,13 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			s.Owner = nil // never leave an old owner behind a failed capture
 			owner, err := proclive.ResolveOwner(h.ownerHints())
 			if err != nil {
-				s.LastError = "owner: " + err.Error()
-				st.Logger().Warn("owner not resolved", "session", s.ID, "agent", s.Agent, "err", err.Error())
+				s.LastError = ownerErrPrefix + err.Error()
+				st.Logger().Warn("owner not resolved", state.LogKeySession, s.ID, "agent", s.Agent, state.LogKeyError, err.Error())
 			} else {
 				s.Owner = &owner
+				if strings.HasPrefix(s.LastError, ownerErrPrefix) {
+					s.LastError = "" // the failure this capture makes good
+				}
 			}
 		}
 		switch {

@@ -19,37 +19,71 @@ const healEvery = time.Minute
 // throttleFile's mtime records when a hook last launched a sweep.
 const throttleFile = "sweep.throttle"
 
+// healLock serializes the throttle check of concurrent session starts, so
+// two of them never both launch a sweep.
+const healLock = "self-heal"
+
 // selfHeal launches `tether-sweep run --quiet` in the background when a
 // live session's owner is dead, so stale state converges without anyone
 // running the sweep by hand. It never waits for the sweep and never fails
 // the hook.
 func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 	throttle := filepath.Join(st.Dir(), throttleFile)
-	if fi, err := os.Stat(throttle); err == nil && time.Since(fi.ModTime()) < healEvery {
-		return
+	if throttled(throttle) {
+		return // the cheap check first: most session starts end here
 	}
 	sessions, _, err := st.List()
-	if err != nil || !anyDead(sessions) {
+	if err != nil {
+		st.Logger().Warn("self-heal: list sessions", state.LogKeyError, err.Error())
 		return
 	}
+	if !anyDead(sessions) {
+		return
+	}
+	unlock, err := st.Lock(healLock)
+	if err != nil {
+		st.Logger().Warn("self-heal: throttle", state.LogKeyError, err.Error())
+		return
+	}
+	defer unlock()
+	if throttled(throttle) {
+		return // another session start launched one meanwhile
+	}
+	// Stamped before looking for the binary: a missing tether-sweep is
+	// reported once a minute, not at every session start.
 	if err := os.WriteFile(throttle, nil, 0o600); err != nil {
-		st.Logger().Warn("self-heal throttle", "err", err.Error())
+		st.Logger().Warn("self-heal: throttle", state.LogKeyError, err.Error())
 		return
 	}
-	bin := sweepBinary()
+	if err := os.Chtimes(throttle, time.Time{}, time.Now()); err != nil {
+		st.Logger().Warn("self-heal: throttle", state.LogKeyError, err.Error())
+		return
+	}
+	bin := h.sweepBinary()
 	if bin == "" {
 		st.Logger().Warn("self-heal: tether-sweep not found next to tether-hook or on PATH")
 		return
 	}
 	cmd := exec.Command(bin, "run", "--quiet")
 	cmd.Dir = repo.WorkTree
-	detach(cmd) // own session, no terminal, no inherited descriptors
-	if err := cmd.Start(); err != nil {
-		st.Logger().Warn("self-heal: start sweep", "err", err.Error())
+	if err := startDetached(cmd); err != nil {
+		st.Logger().Warn("self-heal: start sweep", state.LogKeyError, err.Error())
 		return
 	}
 	st.Logger().Info("self-heal: background sweep started", "pid", cmd.Process.Pid)
 	_ = cmd.Process.Release()
+}
+
+// throttled reports whether a sweep was launched less than healEvery ago.
+// A stamp from the future (the clock was set back) does not count, or it
+// would hold healing off until the clock caught up.
+func throttled(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	age := time.Since(fi.ModTime())
+	return age >= 0 && age < healEvery
 }
 
 func anyDead(sessions []*state.Session) bool {

@@ -24,11 +24,15 @@ func commands() []command {
 		{"run", "finalize sessions whose agent is gone and condense their turns", cmdRun},
 		{"status", "sweep, then list sessions", cmdStatus},
 		{"end", "end a session by hand", cmdEnd},
+		{"link", "link a session to a GitHub issue or pull request", cmdLink},
 		{"resume", "list interrupted sessions, or resume one", cmdResume},
 		{"show", "show the checkpoints of a commit, or one checkpoint", cmdShow},
 		{"clean", "remove ended sessions whose turns are all saved", cmdClean},
+		{"push", "share checkpoints and notes with a remote", cmdPush},
+		{"fetch", "fetch a remote's checkpoints and notes and merge them", cmdFetch},
 		{"install", "install git hooks and agent hook configs", cmdInstall},
 		{"uninstall", "remove exactly what install added", cmdUninstall},
+		{"doctor", "check the installation and the store; --fix repairs what it safely can", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}
 }

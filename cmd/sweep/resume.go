@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tetherdev/tether/agent"
+	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -160,8 +161,8 @@ func (a *app) runAgent(w *workspace, s *state.Session, argv []string, resuming b
 	return fmt.Errorf("run %s: %w", argv[0], err)
 }
 
-// listResumable shows interrupted sessions that can still be resumed,
-// newest first.
+// listResumable shows the sessions worth resuming — interrupted ones, and
+// ones whose pull request is still open — newest first.
 func (a *app) listResumable(w *workspace) error {
 	ended, _, err := w.store.ListEnded()
 	if err != nil {
@@ -169,7 +170,10 @@ func (a *app) listResumable(w *workspace) error {
 	}
 	var rows []*state.Session
 	for _, s := range ended {
-		if s.Interrupted && s.Resumable {
+		// A session ended because its pull request is open still has
+		// work to do: review comments, CI fixes.
+		prOpen := s.GitHub != nil && s.GitHub.State == github.StatePROpen
+		if (s.Interrupted || prOpen) && s.Resumable {
 			rows = append(rows, s)
 		}
 	}
@@ -180,7 +184,11 @@ func (a *app) listResumable(w *workspace) error {
 	}
 	now := time.Now()
 	for _, s := range rows {
-		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), s.EndReason, trim(s.LastPrompt, 60))
+		why := s.EndReason
+		if s.GitHub != nil && s.GitHub.Note != "" {
+			why += ": " + s.GitHub.Note
+		}
+		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), why, trim(s.LastPrompt, 60))
 	}
 	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")
 	return nil

@@ -9,7 +9,10 @@
 // Actions: start[=source], turn=PROMPT (a whole turn), open=PROMPT (a turn
 // that never ends: the agent then waits to be killed), commit=MESSAGE
 // (git add -A and commit, as an agent does mid-turn), end[=reason],
-// sleep=DURATION. Build it as "claude" to look like the real thing.
+// sleep=DURATION, replay=FILE (fire a recorded Claude Code payload, such as
+// one of ../shared/fixtures/claude-code, with its session, transcript and
+// cwd replaced by the stand-in's). Build it as "claude" to look like the
+// real thing.
 package main
 
 import (
@@ -107,6 +110,8 @@ func (a *agent) do(name, arg string) error {
 			arg = "other"
 		}
 		return a.fire(map[string]any{"hook_event_name": "SessionEnd", "reason": arg})
+	case "replay":
+		return a.replay(arg)
 	case "sleep":
 		d, err := time.ParseDuration(arg)
 		if err != nil {
@@ -116,6 +121,31 @@ func (a *agent) do(name, arg string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", name)
+}
+
+// replay fires a recorded payload. A prompt it submits goes into the
+// transcript first, as the agent records the user's message before its hook
+// runs.
+func (a *agent) replay(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(b, &payload); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if _, ok := payload["hook_event_name"].(string); !ok {
+		return fmt.Errorf("%s: not a hook payload (no hook_event_name)", file)
+	}
+	if prompt, ok := payload["prompt"].(string); ok {
+		a.turn++
+		a.say("turn %d: %q (replayed)", a.turn, prompt)
+		if err := a.write("user", prompt); err != nil {
+			return err
+		}
+	}
+	return a.fire(payload)
 }
 
 // fire runs the hook command the way Claude Code does: through /bin/sh -c,

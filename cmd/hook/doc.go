@@ -1,0 +1,29 @@
+// Command tether-hook is called by coding agents from their own hooks at
+// session start, turn start, turn end and session end. It records the
+// session, its phase and its owner process under the repository's git
+// common dir, and gets out of the way.
+//
+// Usage: tether-hook <agent> [event] < payload
+//
+// (Codex's legacy notify program passes the payload as the last argument.)
+//
+// What it promises:
+//   - It never breaks the agent: it exits 0 whatever happens. Each failure of
+//     its own (bad payload, missing or unwritable store, lock timeout) leaves
+//     exactly one line on stderr and one ERROR line in
+//     <commondir>/tether/log/tether.log, which `tether-sweep status` shows as a
+//     warning. Outside a git repository it does nothing and says nothing.
+//   - It writes nothing on stdout except the answer an agent's protocol asks
+//     for (Cursor's beforeSubmitPrompt), and gives that answer even when
+//     recording failed.
+//   - It reads at most 4 MiB of payload, and waits for a session's lock for a
+//     bounded time (the store's default, 2 s).
+//   - Every event goes through state.Transition under the session's lock; a
+//     session start or turn start records the owner afresh.
+//   - At a session start that finds a live session whose owner is dead, it
+//     launches `tether-sweep run --quiet` detached, at most once a minute per
+//     repository, and never waits for it.
+//   - It imports only the standard library, golang.org/x/sys and tether's
+//     proclive, state, agent and gitdir packages (a test checks this), and
+//     never runs git.
+package main

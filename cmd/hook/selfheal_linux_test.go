@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
+)
+
+// runAgent runs the stand-in agent to completion with actions, recording
+// session id in r through the real hook, and returns its PID.
+func runAgent(t *testing.T, r testRepo, id string, actions ...string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.claude, agentArgs(r, bins.hook+" claude-code", id, actions...)...)
+	cmd.Dir, cmd.Env = r.dir, cleanEnv()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("stand-in agent %v: %v\n%s", actions, err, out.String())
+	}
+	return cmd.Process.Pid
+}
+
+// agentArgs are the stand-in's arguments: hook is its hook command, run
+// with /bin/sh -c.
+func agentArgs(r testRepo, hook, id string, actions ...string) []string {
+	return append([]string{"--hook", hook, "--session", id,
+		"--transcript", r.transcript(id), "--cwd", r.dir}, actions...)
+}
+
+// deadSession leaves session id idle with an owner that has exited: a real
+// agent that ran a turn and went away without a session end.
+func deadSession(t *testing.T, r testRepo, id string) {
+	t.Helper()
+	pid := runAgent(t, r, id, "start", "turn=work")
+	s := r.load(t, id)
+	if s.Owner == nil || s.Owner.PID != pid {
+		t.Fatalf("session %s: owner %+v, want the agent (pid %d)", id, s.Owner, pid)
+	}
+	if v := proclive.Check(*s.Owner); v.Liveness != proclive.Dead {
+		t.Fatalf("owner of %s after the agent exited: %v", id, v)
+	}
+}
+
+func countLog(lines []logLine, msg string) int {
+	n := 0
+	for _, l := range lines {
+		if l.Msg == msg {
+			n++
+		}
+	}
+	return n
+}
+
+const sweepStarted = "self-heal: background sweep started"
+
+// TestSelfHeal: a session start that finds a session whose owner is dead
+// launches the sweep in the background, which finalizes it; another
+// session start within the minute launches nothing.
+func TestSelfHeal(t *testing.T) {
+	r := newRepo(t)
+	deadSession(t, r, "dead-1")
+
+	start := func(id string) {
+		run := runHook(t, r.dir, claudePayload(t, r, id, "SessionStart", map[string]any{"source": "startup"}), nil, "claude-code")
+		if run.stdout != "" || run.stderr != "" {
+			t.Fatalf("session start of %s: stdout %q, stderr %q", id, run.stdout, run.stderr)
+		}
+	}
+	start("live-1")
+	if n := countLog(r.logLines(t), sweepStarted); n != 1 {
+		t.Fatalf("%d %q lines after the first session start, want 1", n, sweepStarted)
+	}
+	waitFor(t, "the background sweep to finalize dead-1", func() bool {
+		s, err := r.store(t).Load("dead-1")
+		return err == nil && s.Phase == state.PhaseEnded
+	})
+	if s := r.load(t, "dead-1"); s.EndReason != state.EndOwnerExited || s.Interrupted {
+		t.Errorf("dead-1 ended with reason %q, interrupted %v; want %q", s.EndReason, s.Interrupted, state.EndOwnerExited)
+	}
+	if s := r.load(t, "live-1"); s.Phase != state.PhaseIdle {
+		t.Errorf("live-1 is %q after the sweep, want idle (its owner lives)", s.Phase)
+	}
+	waitSweepExit(t, r)
+
+	// Another dead session, another session start, within the minute.
+	deadSession(t, r, "dead-2")
+	start("live-2")
+	if n := countLog(r.logLines(t), sweepStarted); n != 1 {
+		t.Errorf("%d %q lines after the second session start, want still 1 (throttled)", n, sweepStarted)
+	}
+	if s := r.load(t, "dead-2"); s.Phase != state.PhaseIdle {
+		t.Errorf("dead-2 is %q, want idle: no sweep should have run", s.Phase)
+	}
+	if _, err := os.Stat(filepath.Join(r.common, "tether", throttleFile)); err != nil {
+		t.Errorf("throttle file: %v", err)
+	}
+}
+
+// waitFor polls cond until it holds, failing after hangGuard.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitSweepExit waits until the sweep the log says was started has
+// exited, so it never writes into a repository being removed.
+func waitSweepExit(t *testing.T, r testRepo) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.common, "tether", "log", "tether.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if !strings.Contains(line, sweepStarted) {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `"pid":`)
+		pid, err := strconv.Atoi(strings.TrimRight(rest, "}\n"))
+		if err != nil {
+			t.Fatalf("no pid in %q", line)
+		}
+		// Capture fails once the process is gone or a zombie.
+		waitFor(t, "the background sweep to exit", func() bool { _, err := proclive.Capture(pid); return err != nil })
+	}
+}
+
+// TestStartDetached: the background sweep gets a session of its own, no
+// terminal, and none of the descriptors the hook inherited from the agent.
+func TestStartDetached(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // no close-on-exec: as leaked by an agent
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[0])
+	defer syscall.Close(p[1])
+
+	cmd := exec.Command("sleep", "60")
+	if err := startDetached(cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After the command name: state ppid pgrp session tty_nr ...
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if f[2] != strconv.Itoa(pid) || f[3] != strconv.Itoa(pid) || f[4] != "0" {
+		t.Errorf("pgrp %s, session %s, tty %s; want %d, %d, 0", f[2], f[3], f[4], pid, pid)
+	}
+	fds, err := readDirNames("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(fds)
+	if !slices.Equal(fds, []string{"0", "1", "2"}) {
+		t.Errorf("child descriptors %v, want only 0 1 2", fds)
+	}
+	for _, fd := range []string{"0", "1", "2"} {
+		if target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd); err != nil || target != os.DevNull {
+			t.Errorf("child fd %s -> %q (%v), want %s", fd, target, err, os.DevNull)
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tetherdev/tether/install"
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
+)
+
+const (
+	// leftoverAge is how old a temp or lock file must be before doctor calls
+	// it a leftover: every writer is done within seconds.
+	leftoverAge = 10 * time.Minute
+	// unknownAfter is how long a session of unknown liveness may stay quiet
+	// before doctor mentions it, unless tether.staleAfter says otherwise.
+	unknownAfter = 24 * time.Hour
+	// checkpointsLock is the store lock the checkpoint package takes by name
+	// (locks/checkpoints.lock in DESIGN.md): it belongs to no session and is
+	// never a leftover.
+	checkpointsLock = "checkpoints"
+	// listMax bounds the files listed under one problem.
+	listMax = 10
+)
+
+// problem is one thing doctor found wrong.
+type problem struct {
+	What    string `json:"what"`
+	Detail  string `json:"detail"`
+	Fixable bool   `json:"fixable"`
+	Hint    string `json:"hint,omitempty"` // what a person can do; for fixable ones, besides --fix
+	fix     func() error
+}
+
+// doctorJSON is the contract of `doctor --json`.
+type doctorJSON struct {
+	Problems []problem   `json:"problems"`
+	Fixed    []string    `json:"fixed,omitempty"`
+	NotFixed []fixFailed `json:"not_fixed,omitempty"`
+	OK       bool        `json:"ok"`
+}
+
+type fixFailed struct {
+	What  string `json:"what"`
+	Error string `json:"error"`
+}
+
+func cmdDoctor(a *app, args []string) error {
+	fs := a.newFlags("doctor")
+	fix := fs.Bool("fix", false, "repair what can be repaired safely (hooks, agent configs, modes, leftover files), then check again")
+	asJSON := fs.Bool("json", false, "print the problems as JSON")
+	inst := addInstallFlags(fs, true)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	opts, err := a.options(fs, inst)
+	if err != nil {
+		return err
+	}
+	w, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer w.store.Close()
+
+	probs, live := a.diagnose(w, opts, time.Now())
+	var out doctorJSON
+	if *fix {
+		for _, p := range probs {
+			if p.fix == nil {
+				continue
+			}
+			if err := p.fix(); err != nil {
+				out.NotFixed = append(out.NotFixed, fixFailed{What: p.What, Error: err.Error()})
+				continue
+			}
+			out.Fixed = append(out.Fixed, p.What)
+		}
+		probs, live = a.diagnose(w, opts, time.Now())
+	}
+	out.Problems = probs
+	if out.Problems == nil {
+		out.Problems = []problem{}
+	}
+	out.OK = len(probs) == 0
+
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(a.stdout, out, live, *fix)
+	}
+	if !out.OK {
+		return errSilent
+	}
+	return nil
+}
+
+// diagnose runs every check. It changes nothing, except that listing the
+// sessions quarantines a corrupt one, as every listing does. live counts the
+// live sessions, for the summary.
+func (a *app) diagnose(w *workspace, opts install.Options, now time.Time) (probs []problem, live int) {
+	for _, p := range install.Check(opts) {
+		probs = append(probs, problem{What: p.What, Detail: p.Detail, Fixable: p.Fix != nil, fix: p.Fix})
+	}
+	st := w.store
+	sessions, sp := a.sessionProblems(w, now)
+	live = len(sessions)
+	probs = append(probs, sp...)
+	probs = append(probs, modeProblems(st)...)
+	probs = append(probs, quarantineProblems(st)...)
+	probs = append(probs, leftoverProblems(st, now)...)
+	return probs, live
+}
+
+// sessionProblems reports live sessions whose liveness has been unknown
+// for long: nothing will end them but a person or the stale-after policy.
+func (a *app) sessionProblems(w *workspace, now time.Time) ([]*state.Session, []problem) {
+	var probs []problem
+	threshold, configured := unknownAfter, false
+	if v := a.gitConfig(w.repo, "staleAfter"); v != "" {
+		d, err := state.ParseAge(v)
+		switch {
+		case err != nil:
+			probs = append(probs, problem{
+				What:   "git config tether.staleAfter is not a duration",
+				Detail: err.Error() + "; the sweep stops with an error until it is fixed.",
+				Hint:   "git config tether.staleAfter 7d (or git config --unset tether.staleAfter)",
+			})
+		case d > 0:
+			threshold, configured = d, true
+		}
+	}
+	sessions, _, err := w.store.List()
+	if err != nil {
+		return nil, append(probs, problem{What: "cannot list sessions", Detail: err.Error()})
+	}
+	for _, s := range sessions {
+		v := state.OwnerVerdict(s)
+		quiet := now.Sub(s.LastActivity())
+		if v.Liveness != proclive.Unknown || quiet <= threshold {
+			continue
+		}
+		p := problem{
+			What: fmt.Sprintf("session %s (%s) has been of unknown liveness and quiet for %s", shortID(s.ID), s.Agent, age(quiet)),
+			Detail: fmt.Sprintf("%s; last activity %s in %s. Nothing ends it until a person does or the stale-after policy applies.",
+				v.Reason, s.LastActivity().Local().Format(time.RFC3339), dash(s.Worktree)),
+			Hint: fmt.Sprintf("if it is over: tether-sweep end %s; to end such sessions automatically: git config tether.staleAfter 7d (or tether-sweep run --stale-after 7d)", s.ID),
+		}
+		if configured {
+			p.Detail = fmt.Sprintf("%s; last activity %s in %s. tether.staleAfter is %s, so the next sweep ends it.",
+				v.Reason, s.LastActivity().Local().Format(time.RFC3339), dash(s.Worktree), age(threshold))
+			p.Hint = "tether-sweep run (or tether-sweep end " + s.ID + ")"
+		}
+		probs = append(probs, p)
+	}
+	return sessions, probs
+}
+
+func modeProblems(st *state.Store) []problem {
+	loose, err := st.LooseModes()
+	if err != nil {
+		return []problem{{What: "cannot check the store's modes", Detail: err.Error()}}
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(loose))
+	for _, m := range loose {
+		kind := "file"
+		if m.Dir {
+			kind = "dir "
+		}
+		lines = append(lines, fmt.Sprintf("%s %04o %s (want %04o)", kind, m.Mode, m.Path, m.Want))
+	}
+	return []problem{{
+		What:    fmt.Sprintf("%s is open to other users (%d loose mode(s))", st.Dir(), len(loose)),
+		Detail:  "sessions hold prompts and transcripts' paths; the store keeps them 0700/0600:\n" + listed(lines),
+		Fixable: true,
+		Hint:    "chmod -R go-rwx " + st.Dir(),
+		fix: func() error {
+			for _, m := range loose {
+				if err := st.FixMode(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}}
+}
+
+func quarantineProblems(st *state.Store) []problem {
+	qs, err := st.Quarantined()
+	if err != nil {
+		return []problem{{What: "cannot list quarantined files", Detail: err.Error()}}
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(qs))
+	for _, q := range qs {
+		line := q.Name
+		if q.File != "" {
+			line += " (was " + q.File + ")"
+		}
+		reason := q.Reason
+		if reason == "" {
+			reason = "no reason recorded"
+		}
+		lines = append(lines, line+": "+strings.ReplaceAll(reason, "\n", " "))
+	}
+	return []problem{{
+		What:   fmt.Sprintf("%d quarantined file(s) in %s", len(qs), st.QuarantineDir()),
+		Detail: "tether moved these aside as unreadable or corrupt, and never deletes them:\n" + listed(lines),
+		Hint:   "look at them (each has a .reason file beside it), then delete them by hand: rm -r " + st.QuarantineDir(),
+	}}
+}
+
+func leftoverProblems(st *state.Store, now time.Time) []problem {
+	ls, err := st.Leftovers(now, leftoverAge, checkpointsLock)
+	if err != nil {
+		return []problem{{What: "cannot look for leftover files", Detail: err.Error()}}
+	}
+	var probs []problem
+	for _, kind := range []state.LeftoverKind{state.LeftoverTemp, state.LeftoverLock} {
+		var these []state.Leftover
+		var lines []string
+		for _, l := range ls {
+			if l.Kind == kind {
+				these = append(these, l)
+				lines = append(lines, fmt.Sprintf("%s: %s, %s old", l.Path, l.Why, age(now.Sub(l.ModTime))))
+			}
+		}
+		if len(these) == 0 {
+			continue
+		}
+		what := fmt.Sprintf("%d stale temp file(s) in %s", len(these), st.Dir())
+		detail := "left by writers that crashed; no one will finish them:\n"
+		if kind == state.LeftoverLock {
+			what = fmt.Sprintf("%d stale lock file(s) in %s", len(these), st.Dir())
+			detail = "no one holds them and they belong to no session:\n"
+		}
+		probs = append(probs, problem{
+			What:    what,
+			Detail:  detail + listed(lines),
+			Fixable: true,
+			fix: func() error {
+				for _, l := range these {
+					if err := st.RemoveLeftover(l, time.Now(), leftoverAge, checkpointsLock); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		})
+	}
+	return probs
+}
+
+// listed renders lines for a detail, at most listMax of them.
+func listed(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == listMax {
+			fmt.Fprintf(&b, "… and %d more\n", len(lines)-listMax)
+			break
+		}
+		b.WriteString(l + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func printDoctor(w io.Writer, out doctorJSON, live int, fixing bool) {
+	for _, f := range out.Fixed {
+		fmt.Fprintf(w, "fixed: %s\n", f)
+	}
+	for _, f := range out.NotFixed {
+		fmt.Fprintf(w, "not fixed: %s: %s\n", f.What, f.Error)
+	}
+	if out.OK {
+		fmt.Fprintf(w, "ok: tether is installed and its store is healthy (%d live session(s))\n", live)
+		return
+	}
+	fixable := 0
+	for _, p := range out.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p.What)
+		if p.Detail != "" {
+			fmt.Fprintf(w, "%s\n", indent(p.Detail))
+		}
+		switch {
+		case p.Fixable && p.Hint != "":
+			fmt.Fprintf(w, "    fix: tether-sweep doctor --fix (or %s)\n", p.Hint)
+		case p.Fixable:
+			fmt.Fprintf(w, "    fix: tether-sweep doctor --fix\n")
+		case p.Hint != "":
+			fmt.Fprintf(w, "    fix: %s\n", p.Hint)
+		}
+		if p.Fixable {
+			fixable++
+		}
+	}
+	switch {
+	case fixing:
+		fmt.Fprintf(w, "%d problem(s) left\n", len(out.Problems))
+	case fixable > 0:
+		fmt.Fprintf(w, "%d problem(s); %d can be repaired with: tether-sweep doctor --fix\n", len(out.Problems), fixable)
+	default:
+		fmt.Fprintf(w, "%d problem(s)\n", len(out.Problems))
+	}
+}
