@@ -101,6 +101,9 @@ func (d *driver) slotLoop(slot int, stop <-chan struct{}) {
 		var session string
 		if resume {
 			session = history[r.IntN(len(history))]
+			if !d.waitIdle(session, stop) {
+				return
+			}
 		} else {
 			session = fmt.Sprintf("stress-%d-%08x", slot, r.Uint32())
 			history = append(history, session)
@@ -120,6 +123,19 @@ func (d *driver) slotLoop(slot int, stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// waitIdle waits until no process of an earlier agent of the session is
+// left; false if the chaos stopped meanwhile.
+func (d *driver) waitIdle(session string, stop <-chan struct{}) bool {
+	for sessionBusy(session) {
+		select {
+		case <-stop:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 func (d *driver) startAgent(r *rand.Rand, slot int, session string, resume bool) (*agentRun, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -182,4 +183,27 @@ func quiesce(work string, wait time.Duration, bins ...string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// sessionBusy reports whether a process still works for the session:
+// hooks and commits of an earlier agent process of it, orphaned by a kill,
+// carry the stand-in's CLAUDE_CODE_SESSION_ID in their environment. A new
+// agent process of the session must wait for them, or a late SessionEnd of
+// the dead one could rightly end the session under the live one.
+func sessionBusy(session string) bool {
+	want := []byte("\x00CLAUDE_CODE_SESSION_ID=" + session + "\x00")
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(append([]byte{0}, env...), want) {
+			return true
+		}
+	}
+	return false
 }
