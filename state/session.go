@@ -70,7 +70,7 @@ type Session struct {
 	ResumableReason   string             `json:"resumable_reason,omitempty"` // why resumable went false
 	EndedAt           time.Time          `json:"ended_at,omitzero"`
 	EndReason         string             `json:"end_reason,omitempty"`
-	EndNote           string             `json:"end_note,omitempty"` // why a person ended it (tether-sweep end --reason)
+	EndNote           string             `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
 	Interrupted       bool               `json:"interrupted,omitempty"`
 	TurnLogSize       int64              `json:"turn_log_size"`   // turn-log size after our last append
 	Condensed         int64              `json:"condensed"`       // turn-log byte offset already condensed

@@ -73,13 +73,15 @@ func TestAllAgents(t *testing.T) {
 		steps            []step
 		endReason        string
 		lastError        string
+		resumable        bool   // the agent's session can still be resumed
+		resumableReason  string // why not
 	}{
 		{name: "claude-code", agent: "claude-code", dir: "claude-code", steps: []step{
 			{file: "UserPromptSubmit_agent_session.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "review the auth module"},
 			{file: "Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
 			{file: "StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end},
 			{file: "SessionEnd_logout.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndSessionEnd, lastError: "rate_limit: 429 Too Many Requests"},
+		}, endReason: state.EndSessionEnd, lastError: "rate_limit: 429 Too Many Requests", resumable: true},
 		{name: "gemini", agent: "gemini", dir: "gemini", steps: []step{
 			{file: "SessionStart_startup.json", event: "SessionStart", phase: state.PhaseIdle},
 			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive, turnRec: start, prompt: "add a --verbose flag to the CLI"},
@@ -93,7 +95,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "SessionStart_resume.json", event: "SessionStart", phase: state.PhaseIdle},
 			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive, turnRec: start, prompt: "add a --verbose flag to the CLI"},
 			{file: "SessionEnd_prompt_input_exit.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndInterrupted},
+		}, endReason: state.EndInterrupted, resumable: true},
 		{name: "codex", agent: "codex", dir: "codex", steps: []step{
 			{file: "SessionStart_startup.json", event: "SessionStart", phase: state.PhaseIdle},
 			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "fix the flaky test in store_test.go"},
@@ -105,7 +107,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "fix the flaky test in store_test.go"},
 			{file: "Stop.json", event: "Stop", phase: state.PhaseIdle, turnRec: end},
 			{file: "SessionEnd.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndSessionEnd},
+		}, endReason: state.EndSessionEnd, resumable: true},
 		{name: "cursor", agent: "cursor", dir: "cursor", steps: []step{
 			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
 			{file: "beforeSubmitPrompt.json", event: "beforeSubmitPrompt", phase: state.PhaseActive, stdout: cursorAnswer, turnRec: start, prompt: "rename Store.Open to Store.Load"},
@@ -118,7 +120,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "beforeSubmitPrompt.json", event: "beforeSubmitPrompt", phase: state.PhaseActive, stdout: cursorAnswer, turnRec: start, prompt: "rename Store.Open to Store.Load"},
 			{file: "stop_error.json", event: "stop", phase: state.PhaseIdle, turnRec: end},
 			{file: "sessionEnd.json", event: "sessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndSessionEnd, lastError: "agent loop ended with an error"},
+		}, endReason: state.EndSessionEnd, lastError: "agent loop ended with an error", resumable: true},
 		{name: "copilot", agent: "copilot", dir: "copilot", steps: []step{
 			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
 			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
@@ -132,13 +134,17 @@ func TestAllAgents(t *testing.T) {
 			{file: "errorOccurred.json", event: "errorOccurred", phase: state.PhaseIdle, turnRec: end},
 			{file: "sessionEnd.json", event: "sessionEnd", phase: state.PhaseEnded},
 			{file: "sessionStart_resume.json", event: "sessionStart", phase: state.PhaseIdle},
-		}, lastError: "APIError: Request failed with status 500"},
+		}, lastError: "", resumable: true}, // the resume cleared the old error
 		{name: "copilot VS Code format", agent: "copilot", dir: "copilot", steps: []step{
 			{file: "SessionStart_vscode.json", event: "SessionStart", phase: state.PhaseIdle},
 			{file: "UserPromptSubmit_vscode.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
 			{file: "Stop_vscode.json", event: "Stop", phase: state.PhaseIdle, turnRec: end},
+			{file: "UserPromptSubmit_vscode.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
+			// The agent says the session is gone: a dead resume token.
+			{file: "ErrorOccurred_vscode.json", event: "ErrorOccurred", phase: state.PhaseIdle, turnRec: end},
 			{file: "SessionEnd_vscode.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndSessionEnd},
+		}, endReason: state.EndSessionEnd, lastError: "SessionError: Session not found: 6e5d4c3b-2a19-4f08-b7e6-d5c4b3a29180",
+			resumableReason: "agent reported the session is gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRepo(t)
@@ -189,6 +195,9 @@ func TestAllAgents(t *testing.T) {
 			if transcriptKnown && s.TranscriptPath != r.transcript(id) {
 				t.Errorf("transcript path %q, want %q", s.TranscriptPath, r.transcript(id))
 			}
+			if s.Resumable != tc.resumable || s.ResumableReason != tc.resumableReason {
+				t.Errorf("resumable %v (%q), want %v (%q)", s.Resumable, s.ResumableReason, tc.resumable, tc.resumableReason)
+			}
 			if s.EndReason != tc.endReason || s.LastError != tc.lastError {
 				t.Errorf("end reason %q, last error %q; want %q, %q", s.EndReason, s.LastError, tc.endReason, tc.lastError)
 			}
@@ -208,5 +217,22 @@ func appendLine(t testing.TB, path, line string) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkTurns compares turn records, ignoring their times.
+func checkTurns(t *testing.T, got, want []state.TurnRecord) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("turn log has %d records, want %d:\n%+v", len(got), len(want), got)
+	}
+	for i := range got {
+		if got[i].At.IsZero() {
+			t.Errorf("record %d has no time", i)
+		}
+		got[i].At = want[i].At
+		if got[i] != want[i] {
+			t.Errorf("record %d = %+v\nwant %+v", i, got[i], want[i])
+		}
 	}
 }

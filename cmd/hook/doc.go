@@ -6,6 +6,9 @@
 // Usage: tether-hook <agent> [event] < payload
 //
 // (Codex's legacy notify program passes the payload as the last argument.)
+// `tether-hook git post-commit` is the gate of git's post-commit hook: it
+// hands over to `tether-sweep run --hook post-commit` only when the sweep
+// has work.
 //
 // What it promises:
 //   - It never breaks the agent: it exits 0 whatever happens. Each failure of

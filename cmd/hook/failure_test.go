@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,9 @@ func TestBadPayloads(t *testing.T) {
 			claudePayload(t, r, "../../etc/passwd", "SessionStart", nil), "invalid session id"},
 		{"field of the wrong type", []string{"claude-code"}, []byte(`{"session_id":7,"hook_event_name":"Stop"}`), "wrong type"},
 		{"no event", []string{"claude-code"}, []byte(`{"session_id":"s1","cwd":"/"}`), "no event name"},
+		// Payload text in the message must not break it over lines.
+		{"cwd that does not exist, with a newline", []string{"claude-code"},
+			[]byte(`{"session_id":"s1","cwd":"/nonexistent\nsecond line","hook_event_name":"Stop"}`), "find repository from /nonexistent second line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, since := len(r.logLines(t)), time.Now().Add(-time.Second)
@@ -213,6 +218,20 @@ func TestLockContention(t *testing.T) {
 	}
 	if s := r.load(t, "busy"); s.Phase != state.PhaseIdle || s.Turns != 0 {
 		t.Errorf("after the timeout: phase %q, %d turns; want idle and 0 (nothing written)", s.Phase, s.Turns)
+	}
+	// And a person sees it in status.
+	status := exec.Command(bins.sweep, "status", "--json", "--no-sweep")
+	status.Dir, status.Env = r.dir, cleanEnv()
+	out, err := status.Output()
+	if err != nil {
+		t.Fatalf("tether-sweep status: %v", err)
+	}
+	var st struct{ Warnings []string }
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "hook failed") && strings.Contains(w, "timed out") }) {
+		t.Errorf("status warnings %q do not show the hook's failure", st.Warnings)
 	}
 
 	// The holder gone, the next turn goes through.

@@ -230,7 +230,8 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		s.LastHookAt = now
 
 		if act.Revive {
-			s.EndedAt, s.EndReason, s.Interrupted = time.Time{}, "", false
+			// A new life: nothing of the old ending, nor its last error.
+			s.EndedAt, s.EndReason, s.EndNote, s.Interrupted, s.LastError = time.Time{}, "", "", false, ""
 		}
 		// A session first seen mid-way (tether installed during it) has no
 		// owner yet: any event from a living agent is a chance to find it.
@@ -279,6 +280,9 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		}
 		if act.Finalize {
 			s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
+			if ev.Reason != "" {
+				s.EndNote = ev.Agent + ": " + ev.Reason // e.g. "claude-code: logout"
+			}
 		}
 		s.Phase = to
 		return nil

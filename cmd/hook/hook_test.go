@@ -64,17 +64,18 @@ func TestTrimPrompt(t *testing.T) {
 }
 
 func TestThrottled(t *testing.T) {
-	path := filepath.Join(t.TempDir(), throttleFile)
-	if throttled(path) {
-		t.Error("throttled without a stamp")
-	}
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
+	root, err := os.OpenRoot(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer root.Close()
+	if throttled(root) {
+		t.Error("throttled without a stamp")
 	}
 	now := time.Now()
 	for _, tc := range []struct {
 		name  string
-		mtime time.Time
+		stamp time.Time
 		want  bool
 	}{
 		{"just now", now, true},
@@ -82,12 +83,40 @@ func TestThrottled(t *testing.T) {
 		{"over a minute ago", now.Add(-healEvery - time.Second), false},
 		{"from the future", now.Add(time.Hour), false},
 	} {
-		if err := os.Chtimes(path, tc.mtime, tc.mtime); err != nil {
+		if err := stamp(root, tc.stamp); err != nil {
 			t.Fatal(err)
 		}
-		if got := throttled(path); got != tc.want {
+		if got := throttled(root); got != tc.want {
 			t.Errorf("%s: throttled = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestThrottleStaysInStore: a symlink planted as the stamp does not lead
+// the hook to touch a file outside the store.
+func TestThrottleStaysInStore(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(outside, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-24 * time.Hour)
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, throttleFile)); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := stamp(root, time.Now()); err == nil {
+		t.Error("stamp followed a symlink out of the store")
+	}
+	if fi, err := os.Stat(outside); err != nil || !fi.ModTime().Equal(old) || fi.Size() != 4 {
+		t.Errorf("the file outside the store was touched: %v, %v", fi.ModTime(), err)
 	}
 }
 

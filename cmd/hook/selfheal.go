@@ -28,8 +28,15 @@ const healLock = "self-heal"
 // running the sweep by hand. It never waits for the sweep and never fails
 // the hook.
 func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
-	throttle := filepath.Join(st.Dir(), throttleFile)
-	if throttled(throttle) {
+	// Through os.Root, as everything in the store: no symlink planted there
+	// leads the stamp outside it.
+	root, err := os.OpenRoot(st.Dir())
+	if err != nil {
+		st.Logger().Warn("self-heal: open store", state.LogKeyError, err.Error())
+		return
+	}
+	defer root.Close()
+	if throttled(root) {
 		return // the cheap check first: most session starts end here
 	}
 	sessions, _, err := st.List()
@@ -46,16 +53,12 @@ func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 		return
 	}
 	defer unlock()
-	if throttled(throttle) {
+	if throttled(root) {
 		return // another session start launched one meanwhile
 	}
 	// Stamped before looking for the binary: a missing tether-sweep is
 	// reported once a minute, not at every session start.
-	if err := os.WriteFile(throttle, nil, 0o600); err != nil {
-		st.Logger().Warn("self-heal: throttle", state.LogKeyError, err.Error())
-		return
-	}
-	if err := os.Chtimes(throttle, time.Time{}, time.Now()); err != nil {
+	if err := stamp(root, time.Now()); err != nil {
 		st.Logger().Warn("self-heal: throttle", state.LogKeyError, err.Error())
 		return
 	}
@@ -77,13 +80,25 @@ func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 // throttled reports whether a sweep was launched less than healEvery ago.
 // A stamp from the future (the clock was set back) does not count, or it
 // would hold healing off until the clock caught up.
-func throttled(path string) bool {
-	fi, err := os.Stat(path)
+func throttled(root *os.Root) bool {
+	fi, err := root.Stat(throttleFile)
 	if err != nil {
 		return false
 	}
 	age := time.Since(fi.ModTime())
 	return age >= 0 && age < healEvery
+}
+
+// stamp records that a sweep is launched now.
+func stamp(root *os.Root, now time.Time) error {
+	f, err := root.OpenFile(throttleFile, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return root.Chtimes(throttleFile, now, now)
 }
 
 func anyDead(sessions []*state.Session) bool {

@@ -185,23 +185,6 @@ func TestClaudeCodeUnderStandin(t *testing.T) {
 	}
 }
 
-// checkTurns compares turn records, ignoring their times.
-func checkTurns(t *testing.T, got, want []state.TurnRecord) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("turn log has %d records, want %d:\n%+v", len(got), len(want), got)
-	}
-	for i := range got {
-		if got[i].At.IsZero() {
-			t.Errorf("record %d has no time", i)
-		}
-		got[i].At = want[i].At
-		if got[i] != want[i] {
-			t.Errorf("record %d = %+v\nwant %+v", i, got[i], want[i])
-		}
-	}
-}
-
 // TestOwnerWithoutHint: an agent that exports no PID runs the hook
 // through a shell that stays around (a compound command); the hook walks
 // up past the shell to the agent.

@@ -55,8 +55,42 @@ func benchHook(b *bench) result {
 	c, f := interleave(b.rounds,
 		func() { sh(repo, hook, payload) },
 		func() { sh(repo, floor, payload) })
-	return ratioResult("hook turn-start vs do-nothing binary", "tether-hook claude-code", "floor", c, f, b.rounds,
+	r := ratioResult("hook turn-start vs do-nothing binary", "tether-hook claude-code", "floor", c, f, b.rounds,
 		"<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 })
+	if path, err := exec.LookPath("hyperfine"); err == nil {
+		// A second opinion. hyperfine runs the commands one after the
+		// other, not interleaved, and subtracts the shell's own start.
+		pf := filepath.Join(b.work, "payload.json")
+		check(os.WriteFile(pf, payload, 0o600))
+		hc, hf := hyperfine(path, repo, b.rounds, hook+" < "+pf, floor+" < "+pf)
+		r.Tool = fmt.Sprintf("built-in; hyperfine: %.3f ms vs %.3f ms = %.2fx", ms(hc), ms(hf), float64(hc)/float64(hf))
+	}
+	return r
+}
+
+// hyperfine times two commands with hyperfine and returns their medians.
+func hyperfine(bin, dir string, runs int, a, b string) (time.Duration, time.Duration) {
+	out := filepath.Join(dir, "..", "hyperfine.json")
+	cmd := exec.Command(bin, "--warmup", "10", "--runs", strconv.Itoa(runs), "--style", "none", "--export-json", out, a, b)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: hyperfine: %v\n%s", err, msg)
+		os.Exit(1)
+	}
+	data, err := os.ReadFile(out)
+	check(err)
+	var res struct {
+		Results []struct {
+			Median float64 `json:"median"`
+		} `json:"results"`
+	}
+	check(json.Unmarshal(data, &res))
+	if len(res.Results) != 2 {
+		fmt.Fprintf(os.Stderr, "bench: hyperfine reported %d results\n", len(res.Results))
+		os.Exit(1)
+	}
+	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	return sec(res.Results[0].Median), sec(res.Results[1].Median)
 }
 
 // benchPostCommit times `git commit` in a repo with tether's post-commit

@@ -4,8 +4,8 @@
 //	go run ./scripts/bench [--json] [--rounds N] [--only NAME]
 //
 // Each comparison interleaves the candidate and its floor, round by round,
-// and reports medians. Built-in timing is used; when hyperfine is on PATH
-// it also confirms the hook figure.
+// and reports medians with a built-in timer; when hyperfine is on PATH it
+// also gives its own figure for the hook, as a second opinion.
 package main
 
 import (
@@ -77,6 +77,11 @@ func main() {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2fx\t%+.3f\t%s\t%v\t\n", r.Name, r.CandMs, r.FloorMs, r.Ratio, r.DeltaMs, r.Budget, r.OK)
 	}
 	tw.Flush()
+	for _, r := range results {
+		if r.Tool != "built-in" {
+			fmt.Printf("%s: %s\n", r.Name, r.Tool)
+		}
+	}
 }
 
 // build compiles the binaries under test and the floor.

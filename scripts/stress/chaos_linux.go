@@ -493,7 +493,7 @@ func (d *driver) commitOnce(r *rand.Rand, n int) {
 		d.stats.commitsKilled++
 		d.mu.Unlock()
 	case err != nil:
-		d.commitFailed("git commit: " + lastLine(stderr.String(), err))
+		d.commitFailed("git commit: " + err.Error() + ": " + stderr.String())
 	default:
 		d.mu.Lock()
 		d.stats.commits++
@@ -502,8 +502,14 @@ func (d *driver) commitOnce(r *rand.Rand, n int) {
 }
 
 // commitFailed counts a commit of the person's that git refused (mostly
-// another git holding the index lock).
+// another git holding the index lock), by git's first complaint.
 func (d *driver) commitFailed(msg string) {
+	for line := range strings.Lines(msg) {
+		if i := strings.Index(line, "fatal: "); i >= 0 {
+			msg = strings.TrimSpace(line[i:])
+			break
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stats.commitsFailed[shape(msg)]++

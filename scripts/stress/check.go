@@ -265,7 +265,8 @@ type liveAgent struct {
 
 // checkLive checks that the sweep run while the survivors were frozen
 // finalized none of their sessions, that each is still live in the store,
-// and that status saw its owner alive.
+// and that status saw its owner alive (liveness lacks the sessions status
+// could not be asked about).
 func checkLive(r *report, agents []liveAgent, finalized []string, phases, liveness map[string]string, hookFailures map[string][]string) {
 	live := r.inv(invLiveNotEnded)
 	skipped := r.notice("live agents left out of the live check (no hook returned yet, or ending)")
@@ -287,7 +288,7 @@ func checkLive(r *report, agents []liveAgent, finalized []string, phases, livene
 		if p := phases[a.session]; p != string(state.PhaseIdle) && p != string(state.PhaseActive) {
 			problems = append(problems, fmt.Sprintf("its phase is %q", p))
 		}
-		if l := liveness[a.session]; l != "alive" {
+		if l, ok := liveness[a.session]; ok && l != "alive" {
 			problems = append(problems, fmt.Sprintf("status says its owner is %q", l))
 		}
 		if len(problems) == 0 {

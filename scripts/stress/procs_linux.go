@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -168,21 +167,6 @@ func stopped(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
-}
-
-// quiesce waits until nothing but the frozen agents is left running.
-func quiesce(work string, wait time.Duration, bins ...string) error {
-	deadline := time.Now().Add(wait)
-	for {
-		left := busy(work, bins...)
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("still running after " + wait.String() + ": " + strings.Join(left, "; "))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // sessionBusy reports whether a process still works for the session:

@@ -65,7 +65,6 @@ func run(cfg config) int {
 // killed, one last sweep, and the store and branch against the ledger.
 func (d *driver) finish(r *report) {
 	final := r.inv(invFinalSweep)
-	bins := []string{d.hookBin, d.sweepBin}
 	frozen := d.liveCheck(r)
 	for _, run := range frozen {
 		run.mu.Lock()
@@ -81,14 +80,14 @@ func (d *driver) finish(r *report) {
 			final.failf("agent %d (pid %d) was not reaped after kill -9", run.seq, run.proc.Pid)
 		}
 	}
-	if err := quiesce(d.work, quietFor, bins...); err != nil {
+	if err := d.settle(nil); err != nil {
 		final.failf("waiting before the last sweep: %v", err)
 	}
 	final.checked++
 	if out, err := d.sweepOut("run"); err != nil {
-		final.failf("last sweep: %v\n%s", err, out)
+		final.failf("last sweep: %v (it printed: %s)", err, strings.Join(strings.Fields(string(out)), " "))
 	}
-	if err := quiesce(d.work, quietFor, bins...); err != nil {
+	if err := d.settle(nil); err != nil {
 		final.failf("waiting after the last sweep: %v", err)
 	}
 	d.check(r)
@@ -102,10 +101,8 @@ func (d *driver) finish(r *report) {
 func (d *driver) liveCheck(r *report) []*agentRun {
 	final := r.inv(invFinalSweep)
 	survivors := d.liveRuns()
-	for _, run := range survivors {
-		_ = run.proc.Signal(syscall.SIGSTOP)
-	}
-	if err := quiesce(d.work, quietFor, d.hookBin, d.sweepBin); err != nil {
+	freeze(survivors)
+	if err := d.settle(survivors); err != nil {
 		final.failf("waiting before a live check: %v", err)
 	}
 	var live []liveAgent
@@ -117,7 +114,7 @@ func (d *driver) liveCheck(r *report) []*agentRun {
 		default:
 		}
 		frozen = append(frozen, run)
-		if !stopped(run.proc.Pid) {
+		if !waitStopped(run.proc.Pid) {
 			continue // killed just before: not reaped yet
 		}
 		entries := run.entries()
@@ -143,11 +140,62 @@ func (d *driver) liveCheck(r *report) []*agentRun {
 		} else {
 			phases[a.session] = string(s.Phase)
 		}
-		liveness[a.session] = rows[a.session].liveness
+		if rows != nil {
+			liveness[a.session] = "missing from status --all"
+			if row, ok := rows[a.session]; ok {
+				liveness[a.session] = row.liveness
+			}
+		}
 	}
 	entries, _ := d.log.warnings()
 	checkLive(r, live, finalized, phases, liveness, hookFailures(entries))
 	return frozen
+}
+
+func freeze(runs []*agentRun) {
+	for _, run := range runs {
+		_ = run.proc.Signal(syscall.SIGSTOP)
+	}
+}
+
+// waitStopped gives a SIGSTOP a moment to land.
+func waitStopped(pid int) bool {
+	for range 50 {
+		if stopped(pid) {
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
+}
+
+// settle waits until nothing but the frozen agents is running: no hook,
+// no sweep (detached ones included), no git or shell under the scratch
+// directory. A hook started just before its agent froze may wait on stdin
+// for a payload the agent never got to write, so now and then the agents
+// are thawed for a moment.
+func (d *driver) settle(frozen []*agentRun) error {
+	deadline := time.Now().Add(quietFor)
+	nudge := time.Now().Add(2 * time.Second)
+	for {
+		left := busy(d.work, d.hookBin, d.sweepBin)
+		if len(left) == 0 {
+			return nil
+		}
+		now := time.Now()
+		if now.After(deadline) {
+			return fmt.Errorf("still running after %v: %s", quietFor, strings.Join(left, "; "))
+		}
+		if now.After(nudge) && len(frozen) > 0 {
+			for _, run := range frozen {
+				_ = run.proc.Signal(syscall.SIGCONT)
+			}
+			time.Sleep(20 * time.Millisecond)
+			freeze(frozen)
+			nudge = now.Add(2 * time.Second)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // fates are the prompt fates of this agent process's own prompts (a later
@@ -174,25 +222,23 @@ func (d *driver) sweepOut(args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// sweepJSON runs one sweep and returns the sessions it finalized.
+// sweepJSON runs one sweep and returns the sessions it finalized, which
+// it reports even when it fails later on.
 func (d *driver) sweepJSON() ([]string, error) {
 	out, err := d.sweepOut("run", "--json")
-	if err != nil {
-		return nil, err
-	}
 	var rep struct {
 		Finalized []struct {
 			ID string `json:"id"`
 		} `json:"finalized"`
 	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		return nil, fmt.Errorf("tether-sweep run --json: %w", err)
+	if jerr := json.Unmarshal(out, &rep); jerr != nil && err == nil {
+		err = fmt.Errorf("tether-sweep run --json: %w", jerr)
 	}
 	var ids []string
 	for _, f := range rep.Finalized {
 		ids = append(ids, f.ID)
 	}
-	return ids, nil
+	return ids, err
 }
 
 // status lists every session as `status --json --all --no-sweep` shows it.

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // summary prints what happened, with counts, and adds the notices about
@@ -69,6 +71,11 @@ func (d *driver) summary(r *report) {
 	fmt.Printf("  person commits: %d (%d killed with their hook); %d refused by git; stale git locks removed: %d\n",
 		st.commits, st.commitsKilled, failedCommits, st.staleGitLocks)
 
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		fmt.Printf("  the driver itself used %v user, %v system CPU\n",
+			time.Duration(ru.Utime.Nano()).Round(time.Millisecond), time.Duration(ru.Stime.Nano()).Round(time.Millisecond))
+	}
 	entries, lines := d.log.warnings()
 	fmt.Printf("  tether.log: %d lines read, %d warnings and errors\n", lines, len(entries))
 
