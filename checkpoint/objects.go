@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tetherdev/tether/internal/durable"
 )
 
 // batch writes the loose objects of one update. Objects go to temporary
@@ -131,7 +133,7 @@ func (b *batch) flush() error {
 	}
 	for dir := range dirs {
 		wg.Go(func() {
-			if err := syncDir(dir); err != nil {
+			if err := durable.SyncDir(dir); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("sync %s: %w", dir, err))
 				mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/tetherdev/tether/internal/durable"
 )
 
 // errRefChanged reports a lost compare-and-swap: the ref moved since it was
@@ -81,7 +83,7 @@ func (r *Repo) casRef(name plumbing.ReferenceName, new, old plumbing.Hash) error
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	committed = true
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("update %s: sync: %w", name, err)
 	}
 	return nil

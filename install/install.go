@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tetherdev/tether/internal/durable"
 )
 
 // Options says what to install and where.
@@ -273,7 +275,7 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 			in.change(path, what, Unchanged)
 			return nil
 		}
-		if err := writeFileAtomic(path, []byte(want), 0o755); err != nil {
+		if err := durable.WriteFile(path, []byte(want), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		in.change(path, what, Updated)
@@ -286,7 +288,7 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 		if _, err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if err := writeFileAtomic(path, []byte(hookScript(h, in.opts.SweepPath, hasBackup)), 0o755); err != nil {
+		if err := durable.WriteFile(path, []byte(hookScript(h, in.opts.SweepPath, hasBackup)), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		in.change(path, what, Created)
@@ -300,7 +302,7 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 func (in *installer) chainHook(h gitHook, path, backup string) error {
 	what := "git " + h.name + " hook"
 	tmp := path + ".tether-new"
-	if err := writeFileAtomic(tmp, []byte(hookScript(h, in.opts.SweepPath, true)), 0o755); err != nil {
+	if err := durable.WriteFile(tmp, []byte(hookScript(h, in.opts.SweepPath, true)), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := os.Rename(path, backup); err != nil {
@@ -407,7 +409,7 @@ func (in *installer) editFile(manifestPath, path, what string, newMode fs.FileMo
 	if !existed {
 		mode = newMode
 	}
-	if err := writeFileAtomic(target, out, mode); err != nil {
+	if err := durable.WriteFile(target, out, mode); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if existed {
@@ -445,12 +447,12 @@ func (in *installer) undoFile(manifestPath, path, what string, undo func(cur []b
 			in.change(path, what, Removed)
 		case bytes.Equal(out, cur):
 		case rec != nil && rec.Existed && bytes.Equal(out, rec.Original):
-			if err := writeFileAtomic(target, out, mode); err != nil {
+			if err := durable.WriteFile(target, out, mode); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 			in.change(path, what, Restored)
 		default:
-			if err := writeFileAtomic(target, out, mode); err != nil {
+			if err := durable.WriteFile(target, out, mode); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 			in.change(path, what, Updated)

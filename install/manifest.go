@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tetherdev/tether/internal/durable"
 )
 
 // manifest remembers, for every file install changed outside the git hooks
@@ -76,5 +78,5 @@ func (m *manifest) save() error {
 	if err != nil {
 		return fmt.Errorf("save install record: %w", err)
 	}
-	return writeFileAtomic(m.path, append(data, '\n'), 0o600)
+	return durable.WriteFile(m.path, append(data, '\n'), 0o600)
 }

@@ -1,14 +1,14 @@
 //go:build !windows
 
-package install
+package durable
 
 import (
 	"fmt"
 	"os"
 )
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes renames and creations inside dir durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
