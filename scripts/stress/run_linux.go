@@ -332,6 +332,13 @@ func (d *driver) sessionFacts(r *report) map[string]*sessionFacts {
 		loads.failf("quarantined %s: %s", e.Name(), strings.ReplaceAll(strings.TrimSpace(string(reason)), "\n", "; "))
 	}
 
+	for _, home := range []string{"sessions", "ended"} {
+		tmps, _ := filepath.Glob(filepath.Join(d.st.Dir(), home, "*.tmp"))
+		for _, t := range tmps {
+			r.notice("temp files left in the store by killed writers").failf("%s", filepath.Join(home, filepath.Base(t)))
+		}
+	}
+
 	facts := map[string]*sessionFacts{}
 	dead.checked = len(live) + len(ended)
 	for _, s := range live {
