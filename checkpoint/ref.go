@@ -17,10 +17,12 @@ import (
 var errRefChanged = errors.New("reference changed concurrently")
 
 // Waiting for another process's <ref>.lock: git holds one for
-// milliseconds, so a lock older than refLockStale is a crash leftover.
+// milliseconds, and tether writes these refs only under checkpoints.lock,
+// so a lock older than refLockStale is a crash leftover (a killed sweep).
+// A long threshold would block every condense behind it meanwhile.
 const (
 	refLockWait  = 5 * time.Second
-	refLockStale = 10 * time.Minute
+	refLockStale = 3 * time.Second
 	casAttempts  = 8
 )
 

@@ -8,52 +8,69 @@ import (
 	"path"
 )
 
-// unlinkedDir holds one empty marker per session whose checkpoints are not
-// yet linked to a commit. The post-commit sweep reads this small directory
-// instead of scanning ended sessions, so ended sessions stay off the hot
-// path.
-const unlinkedDir = "unlinked"
+// Mark is a kind of durable to-do note about a session: an empty file
+// named after the session in a directory of the store. The sweep reads
+// these small directories instead of scanning ended sessions, so ended
+// sessions stay off the hot paths, and a crash between deciding and doing
+// never loses the to-do.
+type Mark string
 
-// MarkUnlinked records that session id has checkpoints waiting for a
-// commit to link them to.
-func (s *Store) MarkUnlinked(id string) error {
+const (
+	// MarkCondense: the session ended with turns, or a running turn, not
+	// yet final on the checkpoints branch. The store sets it whenever a
+	// session moves to ended/; the sweep clears it after condensing.
+	MarkCondense Mark = "condense"
+	// MarkUnlinked: the session has checkpoints waiting for a commit of
+	// its worktree to link them to.
+	MarkUnlinked Mark = "unlinked"
+)
+
+// SetMark records mark m for session id, durably.
+func (s *Store) SetMark(m Mark, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
 	root, err := s.openRoot(true)
 	if err != nil {
-		return fmt.Errorf("mark %s unlinked: %w", id, err)
+		return fmt.Errorf("mark %s %s: %w", id, m, err)
 	}
-	f, err := s.openFile(root, path.Join(unlinkedDir, id), os.O_CREATE|os.O_WRONLY)
-	if err != nil {
-		return fmt.Errorf("mark %s unlinked: %w", id, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("mark %s unlinked: %w", id, err)
-	}
-	return syncDir(root, unlinkedDir)
+	return s.setMark(root, m, id)
 }
 
-// Unlinked lists the sessions marked by MarkUnlinked.
-func (s *Store) Unlinked() ([]string, error) {
+func (s *Store) setMark(root *os.Root, m Mark, id string) error {
+	f, err := s.openFile(root, path.Join(string(m), id), os.O_CREATE|os.O_WRONLY)
+	if err != nil {
+		return fmt.Errorf("mark %s %s: %w", id, m, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("mark %s %s: %w", id, m, err)
+	}
+	if err := syncDir(root, string(m)); err != nil {
+		return fmt.Errorf("mark %s %s: %w", id, m, err)
+	}
+	return nil
+}
+
+// Marked lists the sessions carrying mark m.
+func (s *Store) Marked(m Mark) ([]string, error) {
 	root, err := s.openRoot(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list unlinked checkpoints: %w", err)
+		return nil, fmt.Errorf("list %s marks: %w", m, err)
 	}
-	dir, err := root.Open(unlinkedDir)
+	dir, err := root.Open(string(m))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list unlinked checkpoints: %w", err)
+		return nil, fmt.Errorf("list %s marks: %w", m, err)
 	}
 	defer dir.Close()
 	names, err := dir.Readdirnames(-1)
 	if err != nil {
-		return nil, fmt.Errorf("list unlinked checkpoints: %w", err)
+		return nil, fmt.Errorf("list %s marks: %w", m, err)
 	}
 	ids := names[:0]
 	for _, n := range names {
@@ -64,8 +81,8 @@ func (s *Store) Unlinked() ([]string, error) {
 	return ids, nil
 }
 
-// ClearUnlinked removes the mark of session id; a missing mark is fine.
-func (s *Store) ClearUnlinked(id string) error {
+// ClearMark removes mark m of session id; a missing mark is fine.
+func (s *Store) ClearMark(m Mark, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
@@ -74,10 +91,10 @@ func (s *Store) ClearUnlinked(id string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("clear unlinked mark of %s: %w", id, err)
+		return fmt.Errorf("clear %s mark of %s: %w", m, id, err)
 	}
-	if err := root.Remove(path.Join(unlinkedDir, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("clear unlinked mark of %s: %w", id, err)
+	if err := root.Remove(path.Join(string(m), id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear %s mark of %s: %w", m, id, err)
 	}
 	return nil
 }

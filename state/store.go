@@ -328,6 +328,13 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 	}
 	sess.UpdatedAt = now
 	target := homeOf(sess.Phase)
+	if target == locEnded && !l.has[locEnded] {
+		// Ending: the to-do to condense is durable before the state that
+		// ends, so a crash after finalizing never strands the turns.
+		if err := s.setMark(root, MarkCondense, id); err != nil {
+			return err
+		}
+	}
 
 	logAt, err := s.findLog(root, id, l.from)
 	if err != nil {
@@ -504,6 +511,9 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 		sess, err := s.readState(root, w, id)
 		if err == nil && sess != nil {
+			if s.inOtherHome(root, w, sess) {
+				continue
+			}
 			out = append(out, sess)
 			continue
 		}
@@ -522,6 +532,28 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 	}
 	return out, warns, nil
+}
+
+// inOtherHome reports whether a listed session really lives in the other
+// home: a writer moving it between sessions/ and ended/ crashed after the
+// new copy and before removing the old. The newer copy is the truth; the
+// move is finished here, under the lock, so the leftover goes away. It costs
+// List one stat per session.
+func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
+	if _, err := root.Lstat(statePath(w.other(), sess.ID)); err != nil {
+		return false
+	}
+	other, err := s.readState(root, w.other(), sess.ID)
+	if err != nil || other == nil {
+		return false
+	}
+	_, _ = s.MutateTx(sess.ID, func(tx *Tx) error {
+		if !tx.Exists {
+			return ErrNoChange
+		}
+		return nil // rewriting the newer copy in its home removes the other
+	})
+	return other.UpdatedAt.After(sess.UpdatedAt)
 }
 
 // quarantineListed deals with a corrupt file met by List. Under the lock it

@@ -59,7 +59,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 				c.Removed = true
 				// Its checkpoints stay on the branch; there is no session
 				// left to link them from.
-				if err := st.ClearUnlinked(s.ID); err != nil {
+				if err := st.ClearMark(state.MarkUnlinked, s.ID); err != nil {
 					return out, err
 				}
 				st.Logger().Info("cleaned", "session", s.ID, "agent", s.Agent, "ended_at", s.EndedAt)

@@ -18,7 +18,7 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 	for _, id := range ids {
 		s, err := st.Load(id)
 		if errors.Is(err, state.ErrNotFound) {
-			if err := st.ClearUnlinked(id); err != nil {
+			if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
 				return nil, err
 			}
 			continue
@@ -36,7 +36,7 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 			}
 		}
 		if len(perSession[id]) == 0 {
-			if err := st.ClearUnlinked(id); err != nil {
+			if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
 				return nil, err
 			}
 		}
@@ -65,7 +65,7 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 		if err != nil {
 			return all, fmt.Errorf("record link of session %s: %w", id, err)
 		}
-		if err := st.ClearUnlinked(id); err != nil {
+		if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
 			return all, err
 		}
 		st.Logger().Info("linked", "session", id, "commit", head, "checkpoints", cps)

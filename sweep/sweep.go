@@ -115,9 +115,18 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	if opts.DryRun {
 		return rep, nil
 	}
+	// Sessions that ended since the last condense — by their agent's own
+	// session end, or by a sweep that died before condensing them.
+	ended, err := st.Marked(state.MarkCondense)
+	if err != nil {
+		rep.Warnings = append(rep.Warnings, err.Error())
+	}
+	for _, id := range ended {
+		toCondense = appendUnique(toCondense, id)
+	}
 
 	var head string
-	pendingLinks, err := st.Unlinked()
+	pendingLinks, err := st.Marked(state.MarkUnlinked)
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
@@ -204,20 +213,27 @@ func appendUnique(list []string, s string) []string {
 }
 
 // condense writes the pending turns of the given sessions to the
-// checkpoints branch and marks the new checkpoints as waiting for a commit
-// to link to.
+// checkpoints branch, marks the new checkpoints as waiting for a commit to
+// link to and, once all went well, clears the sessions' to-condense marks.
+// After a failure the marks stay and the next sweep tries again: condensing
+// is idempotent.
 func condense(st *state.Store, cp *checkpoint.Repo, ids []string) ([]checkpoint.Result, error) {
 	results, err := cp.Condense(st, ids)
 	for _, r := range results {
 		if r.Checkpoint == "" {
 			continue
 		}
-		if merr := st.MarkUnlinked(r.Session); merr != nil && err == nil {
+		if merr := st.SetMark(state.MarkUnlinked, r.Session); merr != nil && err == nil {
 			err = merr
 		}
 	}
 	if err != nil {
 		return results, fmt.Errorf("condense: %w", err)
+	}
+	for _, id := range ids {
+		if err := st.ClearMark(state.MarkCondense, id); err != nil {
+			return results, err
+		}
 	}
 	return results, nil
 }

@@ -261,3 +261,67 @@ func writeEnded(b *testing.B, st *state.Store, n int) {
 		}
 	}
 }
+
+// A session its agent ended (SessionEnd) never reaches the sweep's scan of
+// live sessions; the store's to-condense mark brings it to the next sweep,
+// which saves its turns exactly once.
+func TestSessionEndedByItsAgentIsCondensed(t *testing.T) {
+	repo, st := newRepo(t)
+	startTurn(t, st, repo, "ended-1", aliveOwner(t))
+	if _, err := st.Mutate("ended-1", func(s *state.Session) error {
+		to, act := state.Transition(s.Phase, state.EventSessionEnd)
+		s.Phase, s.EndReason, s.Interrupted = to, act.EndReason, act.Interrupted
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if marked, err := st.Marked(state.MarkCondense); err != nil || len(marked) != 1 {
+		t.Fatalf("condense marks = %v, %v", marked, err)
+	}
+	rep, err := Run(repo, st, Options{})
+	if err != nil || len(rep.Checkpoints) != 1 || rep.Checkpoints[0].Session != "ended-1" {
+		t.Fatalf("sweep: %+v, %v", rep.Checkpoints, err)
+	}
+	s, err := st.Load("ended-1")
+	if err != nil || s.HasPending() || len(s.Checkpoints) != 1 {
+		t.Fatalf("after the sweep: pending %v, checkpoints %v, %v", s.HasPending(), s.Checkpoints, err)
+	}
+	if marked, _ := st.Marked(state.MarkCondense); len(marked) != 0 {
+		t.Fatalf("mark left behind: %v", marked)
+	}
+	rep, err = Run(repo, st, Options{})
+	if err != nil || len(rep.Checkpoints) != 0 {
+		t.Fatalf("second sweep condensed again: %+v, %v", rep.Checkpoints, err)
+	}
+}
+
+// A sweep that fails to condense after finalizing leaves the mark, so the
+// next sweep saves the turns.
+func TestFailedCondenseIsRetried(t *testing.T) {
+	repo, st := newRepo(t)
+	startTurn(t, st, repo, "retry-1", deadOwner(t))
+	objects := filepath.Join(repo.CommonDir, "objects")
+	if err := os.Rename(objects, objects+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(objects, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(repo, st, Options{}); err == nil {
+		t.Fatal("condense without an object database succeeded")
+	}
+	if s, _ := st.Load("retry-1"); s.Phase != state.PhaseEnded || !s.HasPending() {
+		t.Fatalf("after the failed sweep: phase %s pending %v", s.Phase, s.HasPending())
+	}
+	os.Remove(objects)
+	if err := os.Rename(objects+".away", objects); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(repo, st, Options{})
+	if err != nil || len(rep.Checkpoints) != 1 {
+		t.Fatalf("retry: %+v, %v", rep.Checkpoints, err)
+	}
+	if s, _ := st.Load("retry-1"); s.HasPending() || !s.Interrupted {
+		t.Fatalf("after the retry: pending %v interrupted %v", s.HasPending(), s.Interrupted)
+	}
+}

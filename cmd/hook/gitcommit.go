@@ -44,7 +44,9 @@ func postCommit(getenv func(string) string, stderr io.Writer) {
 	}
 }
 
-// sweepNeeded says whether a post-commit sweep would do anything.
+// sweepNeeded says whether a post-commit sweep would do anything: finalize
+// a session, condense the turns of an ended one or of this worktree, or
+// link checkpoints to this commit.
 func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, now time.Time) bool {
 	live, warnings, err := st.List()
 	if err != nil || len(warnings) > 0 {
@@ -64,7 +66,10 @@ func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, 
 			return true
 		}
 	}
-	unlinked, err := st.Unlinked()
+	if ended, err := st.Marked(state.MarkCondense); err != nil || len(ended) > 0 {
+		return true
+	}
+	unlinked, err := st.Marked(state.MarkUnlinked)
 	if err != nil {
 		return true
 	}

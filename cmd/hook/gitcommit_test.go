@@ -100,13 +100,13 @@ func TestPostCommitGate(t *testing.T) {
 		}, true},
 		{"unlinked checkpoint of this worktree", func(t *testing.T, repo gitdir.Repo, st *state.Store) {
 			recordSession(t, st, "a", idle(self, repo.WorkTree))
-			if err := st.MarkUnlinked("a"); err != nil {
+			if err := st.SetMark(state.MarkUnlinked, "a"); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
 		{"unlinked checkpoint of another worktree", func(t *testing.T, repo gitdir.Repo, st *state.Store) {
 			recordSession(t, st, "a", idle(self, "/elsewhere"))
-			if err := st.MarkUnlinked("a"); err != nil {
+			if err := st.SetMark(state.MarkUnlinked, "a"); err != nil {
 				t.Fatal(err)
 			}
 		}, false},

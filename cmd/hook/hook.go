@@ -236,9 +236,17 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		// A session first seen mid-way (tether installed during it) has no
 		// owner yet: any event from a living agent is a chance to find it.
 		if act.CaptureOwner || (s.Owner == nil && to != state.PhaseEnded) {
-			s.Owner = nil // never leave an old owner behind a failed capture
-			owner, err := proclive.ResolveOwner(h.ownerHints())
+			prev := s.Owner
+			s.Owner = nil // never leave an old owner behind a failed capture...
+			hints := h.ownerHints()
+			owner, err := proclive.ResolveOwner(hints)
 			if err != nil {
+				// ...unless the agent that ran this hook says it is that
+				// very owner, and it is gone: killed while its hook ran.
+				// Dropping it would leave the session owner-less forever.
+				if prev != nil && hints.AgentPID == prev.PID && proclive.Check(*prev).Liveness == proclive.Dead {
+					s.Owner = prev
+				}
 				s.LastError = ownerErrPrefix + err.Error()
 				st.Logger().Warn("owner not resolved", state.LogKeySession, s.ID, "agent", s.Agent, state.LogKeyError, err.Error())
 			} else {

@@ -24,8 +24,8 @@ const throttleFile = "sweep.throttle"
 const healLock = "self-heal"
 
 // selfHeal launches `tether-sweep run --quiet` in the background when a
-// live session's owner is dead, so stale state converges without anyone
-// running the sweep by hand. It never waits for the sweep and never fails
+// live session's owner is dead, or an ended session waits to be condensed,
+// so stale state converges without anyone running the sweep by hand. It never waits for the sweep and never fails
 // the hook.
 func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 	// Through os.Root, as everything in the store: no symlink planted there
@@ -45,7 +45,10 @@ func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 		return
 	}
 	if !anyDead(sessions) {
-		return
+		// Sessions ended by their agent still need their turns condensed.
+		if ended, err := st.Marked(state.MarkCondense); err != nil || len(ended) == 0 {
+			return
+		}
 	}
 	unlock, err := st.Lock(healLock)
 	if err != nil {
@@ -103,7 +106,7 @@ func stamp(root *os.Root, now time.Time) error {
 
 func anyDead(sessions []*state.Session) bool {
 	for _, s := range sessions {
-		if s.Owner != nil && proclive.Check(*s.Owner).Liveness == proclive.Dead {
+		if state.OwnerVerdict(s).Liveness == proclive.Dead {
 			return true
 		}
 	}

@@ -82,9 +82,18 @@ func cmdStatus(a *app, args []string) error {
 		for _, wn := range warns {
 			out.Warnings = append(out.Warnings, wn.Msg)
 		}
+		listed := map[string]bool{}
+		for _, r := range rows {
+			listed[r.ID] = true
+		}
 		for _, s := range ended {
-			// Without --all, show only what this very sweep finalized.
-			if *all || slices.Contains(out.Finalized, s.ID) {
+			// Without --all, show only what this very sweep finalized; a
+			// session another process finalized since the scan is listed
+			// once, as it is now.
+			if listed[s.ID] {
+				rows = slices.DeleteFunc(rows, func(r sweep.Row) bool { return r.ID == s.ID })
+			}
+			if *all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
 				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
 			}
 		}

@@ -13,15 +13,21 @@
 // It keeps a ledger of every agent process and of every prompt it
 // submitted.
 //
-// At the end it freezes the surviving agents, sweeps, and checks that no
-// live session was finalized; kills them, sweeps once more, and checks the
-// invariants of DESIGN.md: every state file loads, every dead session is
-// finalized, every recorded turn is on the checkpoints branch exactly once,
-// every condensed offset reaches the end of its turn log, no prompt whose
-// hook returned is lost, and `git fsck --strict` is clean. It prints counts
-// and every violation with the session IDs and offsets needed to debug it,
-// and exits 1 if any invariant failed. Notices (hook failures, sweep
-// errors, leftovers) are printed without failing the run.
+// Every few seconds, and at the end, it holds everything still: it freezes
+// the running agents with SIGSTOP (a stopped process is alive), waits for
+// their hooks and commits in flight, sweeps, and checks that no session of
+// a live agent was finalized. At the end it then kills them, sweeps once
+// more, and checks the invariants of DESIGN.md: every state file loads,
+// every dead session is finalized, every recorded turn is on the
+// checkpoints branch exactly once, every condensed offset reaches the end
+// of its turn log, no prompt whose hook returned is lost, and `git fsck
+// --strict` is clean. It prints counts and every violation with the
+// session IDs and offsets needed to debug it, and exits 1 if any invariant
+// failed. Notices (hook failures, sweep errors, leftovers) are printed
+// without failing the run.
+//
+// The seed fixes every random choice (scripts, kills, delays), not the
+// timing: a failing run is evidence, its seed a start for a rerun.
 //
 // The driver needs Linux: it finds hooks and sweeps through /proc.
 package main

@@ -1,0 +1,99 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestMarks(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := st.Marked(MarkUnlinked); err != nil || len(ids) != 0 {
+		t.Fatalf("fresh store: %v, %v", ids, err)
+	}
+	for _, id := range []string{"b", "a", "a"} {
+		if err := st.SetMark(MarkUnlinked, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := st.Marked(MarkUnlinked)
+	slices.Sort(ids)
+	if err != nil || !slices.Equal(ids, []string{"a", "b"}) {
+		t.Fatalf("marked = %v, %v", ids, err)
+	}
+	if other, _ := st.Marked(MarkCondense); len(other) != 0 {
+		t.Fatalf("marks leak between kinds: %v", other)
+	}
+	if err := st.ClearMark(MarkUnlinked, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ClearMark(MarkUnlinked, "never-marked"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := st.Marked(MarkUnlinked); !slices.Equal(ids, []string{"b"}) {
+		t.Fatalf("after clear: %v", ids)
+	}
+	if err := st.SetMark(MarkUnlinked, "../escape"); err == nil {
+		t.Fatal("a bad ID was marked")
+	}
+}
+
+// Finalizing marks the session for condensing before the ended state is
+// written.
+func TestFinalizeSetsCondenseMark(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Mutate("s1", func(s *Session) error { s.Phase = PhaseIdle; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := st.Marked(MarkCondense); len(ids) != 0 {
+		t.Fatalf("a live session is marked: %v", ids)
+	}
+	if _, err := st.Mutate("s1", func(s *Session) error { s.Phase = PhaseEnded; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := st.Marked(MarkCondense); !slices.Equal(ids, []string{"s1"}) {
+		t.Fatalf("after finalize: %v", ids)
+	}
+}
+
+// A writer killed mid-move leaves the session in both homes; List shows it
+// once, as its newer copy says, and finishes the move.
+func TestListFinishesAHalfDoneMove(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Mutate("half", func(s *Session) error { s.Phase = PhaseActive; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(st.Dir(), "sessions", "half.json")
+	stale, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Mutate("half", func(s *Session) error { s.Phase = PhaseEnded; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the old live copy is still there.
+	if err := os.WriteFile(live, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _, err := st.List()
+	if err != nil || len(sessions) != 0 {
+		t.Fatalf("List = %d sessions, %v; want none", len(sessions), err)
+	}
+	if _, err := os.Stat(live); !os.IsNotExist(err) {
+		t.Fatalf("the stale live copy is still there: %v", err)
+	}
+	ended, _, err := st.ListEnded()
+	if err != nil || len(ended) != 1 || ended[0].Phase != PhaseEnded {
+		t.Fatalf("ListEnded = %v, %v", ended, err)
+	}
+}
