@@ -97,3 +97,46 @@ func TestListFinishesAHalfDoneMove(t *testing.T) {
 		t.Fatalf("ListEnded = %v, %v", ended, err)
 	}
 }
+
+// A writer killed between appending a turn and writing the state that
+// counts it leaves an uncounted record; the next transaction counts it, so
+// turn numbers are never reused.
+func TestUncountedTurnIsCounted(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func() {
+		t.Helper()
+		if _, err := st.MutateTx("u", func(tx *Tx) error {
+			tx.Session.Turns++
+			tx.Session.Phase = PhaseActive
+			return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: tx.Session.Turns})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn()
+	// The crash: turn 2 reached the log, its state never did.
+	log := filepath.Join(st.Dir(), "sessions", "u.turns.jsonl")
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"t":"turn-start","turn":2,"at":"2026-11-21T12:00:00Z","transcript_size":0}` + "\n")
+	f.Close()
+	turn()
+	recs, _, err := st.ReadTurns("u", 0)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("records %v, %v", recs, err)
+	}
+	for i, r := range recs {
+		if r.Turn != i+1 {
+			t.Fatalf("record %d has turn %d: numbers reused", i, r.Turn)
+		}
+	}
+	s, _ := st.Load("u")
+	if fi, _ := os.Stat(log); s.Turns != 3 || s.TurnLogSize != fi.Size() {
+		t.Fatalf("state: turns %d, log size %d", s.Turns, s.TurnLogSize)
+	}
+}

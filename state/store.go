@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -297,6 +298,9 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 		return nil, fmt.Errorf("mutate session %s: schema version %d is newer than this tether's %d; upgrade tether: %w",
 			id, l.sess.Version, SchemaVersion, ErrNewerVersion)
 	}
+	if l.sess != nil && l.sess.Version <= SchemaVersion {
+		s.countUncounted(root, tx.Session)
+	}
 	if err := fn(tx); err != nil {
 		if errors.Is(err, ErrNoChange) {
 			return tx.Session, nil
@@ -310,6 +314,32 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
 	return tx.Session, nil
+}
+
+// countUncounted folds into the state the turn records of a writer that
+// died after appending them and before writing the state that counts them,
+// so the next turn does not reuse a number. It costs one stat when nothing
+// is amiss.
+func (s *Store) countUncounted(root *os.Root, sess *Session) {
+	f, err := openLog(root, sess.ID)
+	if err != nil || f == nil {
+		return
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil || fi.Size() <= sess.TurnLogSize {
+		return
+	}
+	recs, next, err := s.ReadTurns(sess.ID, sess.TurnLogSize)
+	if err != nil {
+		return // an unreadable log is the reader's problem, not the writer's
+	}
+	for _, r := range recs {
+		if r.T == RecTurnStart && r.Turn > sess.Turns {
+			sess.Turns = r.Turn
+		}
+	}
+	sess.TurnLogSize = next
 }
 
 // commit writes a transaction: turn records, then the state in its home,
@@ -511,7 +541,7 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 		sess, err := s.readState(root, w, id)
 		if err == nil && sess != nil {
-			if s.inOtherHome(root, w, sess) {
+			if s.maybeMoving(root, w, id) && s.inOtherHome(root, w, sess) {
 				continue
 			}
 			out = append(out, sess)
@@ -532,6 +562,18 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 	}
 	return out, warns, nil
+}
+
+// maybeMoving says whether a listed session may have a copy in the other
+// home. Live sessions are checked only when marked for condensing (every
+// move to ended/ sets that mark first), so List never touches ended/ on
+// its own.
+func (s *Store) maybeMoving(root *os.Root, w where, id string) bool {
+	if w == locEnded {
+		return true
+	}
+	_, err := root.Lstat(path.Join(string(MarkCondense), id))
+	return err == nil
 }
 
 // inOtherHome reports whether a listed session really lives in the other
