@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherdev/tether/internal/bgsweep"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -148,7 +149,10 @@ func newRepo(t testing.TB) testRepo {
 	}
 	git(t, dir, "add", "README")
 	git(t, dir, "commit", "-qm", "initial")
-	return testRepo{dir: dir, common: filepath.Join(dir, ".git"), scratch: t.TempDir()}
+	r := testRepo{dir: dir, common: filepath.Join(dir, ".git"), scratch: t.TempDir()}
+	// Runs before the directories go: self-heal sweeps write there.
+	t.Cleanup(func() { bgsweep.Wait(filepath.Join(r.common, "tether"), hangGuard) })
+	return r
 }
 
 // transcript is where session id's transcript lives.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tetherdev/tether/internal/bgsweep"
 )
 
 // TestMain lets testscript run tether-sweep in-process (and as a real
@@ -53,6 +55,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.invalid")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("NO_COLOR", "1")
+			// Self-heal sweeps launched by the hooks are detached: wait
+			// for them before the work directory goes.
+			env.Defer(func() {
+				stores, _ := filepath.Glob(filepath.Join(env.WorkDir, "*", ".git", "tether"))
+				for _, st := range stores {
+					bgsweep.Wait(st, time.Minute)
+				}
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

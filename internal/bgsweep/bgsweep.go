@@ -1,0 +1,49 @@
+// Package bgsweep lets tests wait for the background sweeps that
+// tether-hook's self-heal launches: they are detached, so nothing else
+// waits for them, and they write to the store of a test's scratch
+// repository until they exit.
+package bgsweep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// startedMsg is the log message tether-hook writes when it launches one.
+const startedMsg = "self-heal: background sweep started"
+
+// Wait reads the tether log of the store at storeDir (<common>/tether) and
+// waits, up to timeout in all, until every sweep it started has exited.
+func Wait(storeDir string, timeout time.Duration) {
+	data, err := os.ReadFile(filepath.Join(storeDir, "log", "tether.log"))
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var l struct {
+			Msg string `json:"msg"`
+			PID int    `json:"pid"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != startedMsg || l.PID <= 0 {
+			continue
+		}
+		for time.Now().Before(deadline) && running(l.PID) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// running reports whether pid is a process that may still write: not gone,
+// not a zombie. Where /proc is missing it reports false.
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !bytes.Contains(stat, []byte(") Z "))
+}
