@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -52,17 +53,21 @@ func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, 
 	if err != nil || len(warnings) > 0 {
 		return true // let the sweep say what is wrong
 	}
-	var staleAfter time.Duration
-	if v, ok := gitdir.ConfigValue(repo, getenv, "tether", "staleAfter"); ok {
-		if staleAfter, err = state.ParseAge(v); err != nil {
-			return true
-		}
-	}
+	staleAfter := time.Duration(-1) // read from git config only when needed
 	for _, s := range live {
 		if s.Worktree == repo.WorkTree && s.HasPending() {
 			return true
 		}
-		if _, end := state.Decide(s, state.OwnerVerdict(s), now, staleAfter); end {
+		v := state.OwnerVerdict(s)
+		if v.Liveness == proclive.Unknown && staleAfter < 0 {
+			staleAfter = 0
+			if c, ok := gitdir.ConfigValue(repo, getenv, "tether", "staleAfter"); ok {
+				if staleAfter, err = state.ParseAge(c); err != nil {
+					return true
+				}
+			}
+		}
+		if _, end := state.Decide(s, v, now, max(staleAfter, 0)); end {
 			return true
 		}
 	}
