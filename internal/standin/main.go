@@ -71,7 +71,7 @@ func (a *agent) do(name, arg string) error {
 		return a.fire(map[string]any{"hook_event_name": "SessionStart", "source": arg})
 	case "turn", "open":
 		a.turn++
-		a.say("turn %d: %q", a.turn, arg)
+		a.say("prompt: %q", arg)
 		if err := a.write("user", arg); err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (a *agent) do(name, arg string) error {
 			return err
 		}
 		if name == "open" {
-			a.say("turn %d is running (pid %d); waiting to be killed", a.turn, os.Getpid())
+			a.say("the turn is running (pid %d); waiting to be killed", os.Getpid())
 			for {
 				time.Sleep(time.Hour)
 			}
@@ -140,7 +140,7 @@ func (a *agent) replay(file string) error {
 	}
 	if prompt, ok := payload["prompt"].(string); ok {
 		a.turn++
-		a.say("turn %d: %q (replayed)", a.turn, prompt)
+		a.say("prompt: %q (replayed)", prompt)
 		if err := a.write("user", prompt); err != nil {
 			return err
 		}
