@@ -25,10 +25,7 @@ func End(repo gitdir.Repo, st *state.Store, id, note string, now time.Time) (Tra
 		case state.PhaseEnded:
 			return ErrAlreadyEnded
 		}
-		to, act := state.Transition(s.Phase, state.EventManual)
-		tr = Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: state.OwnerVerdict(s).Reason}
-		s.Phase = to
-		s.EndedAt, s.EndReason, s.Interrupted = now.UTC(), act.EndReason, act.Interrupted
+		tr, _ = endSession(s, state.EventManual, now, state.OwnerVerdict(s).Reason)
 		s.EndNote = note
 		return nil
 	})

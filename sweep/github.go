@@ -262,10 +262,7 @@ func (p *ghPass) session(s *state.Session) (*state.Session, bool) {
 			before = *cur.GitHub
 		}
 		if plan.end {
-			to, act := state.Transition(cur.Phase, state.EventGitHub)
-			tr = Transition{ID: cur.ID, Agent: cur.Agent, From: cur.Phase, Reason: act.EndReason, Owner: v.Reason}
-			cur.Phase = to
-			cur.EndedAt, cur.EndReason, cur.Interrupted = p.now().UTC(), act.EndReason, act.Interrupted
+			tr, _ = endSession(cur, state.EventGitHub, p.now(), v.Reason)
 		}
 		link := plan.link
 		cur.GitHub = &link

@@ -177,13 +177,10 @@ func finalize(st *state.Store, id string, now func() time.Time, staleAfter time.
 		if !ok {
 			return state.ErrNoChange
 		}
-		to, act := state.Transition(s.Phase, ev)
-		if act.Ignore || !act.Finalize {
+		var ended bool
+		if tr, ended = endSession(s, ev, now(), v.Reason); !ended {
 			return state.ErrNoChange
 		}
-		tr = Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: v.Reason}
-		s.Phase = to
-		s.EndedAt, s.EndReason, s.Interrupted = now().UTC(), act.EndReason, act.Interrupted
 		return nil
 	})
 	if err != nil {
@@ -195,6 +192,20 @@ func finalize(st *state.Store, id string, now func() time.Time, staleAfter time.
 	st.Logger().Info("transition", "session", id, "agent", tr.Agent, "from", string(tr.From),
 		"to", string(state.PhaseEnded), "reason", tr.Reason, "owner", tr.Owner)
 	return tr, true, nil
+}
+
+// endSession applies an ending event to a live session loaded under its
+// lock, and returns the transition to report; false when the event does not
+// end a session in its phase.
+func endSession(s *state.Session, ev state.Event, now time.Time, ownerVerdict string) (Transition, bool) {
+	to, act := state.Transition(s.Phase, ev)
+	if act.Ignore || !act.Finalize {
+		return Transition{}, false
+	}
+	tr := Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: ownerVerdict}
+	s.Phase = to
+	s.EndedAt, s.EndReason, s.Interrupted = now.UTC(), act.EndReason, act.Interrupted
+	return tr, true
 }
 
 // endReason is the reason a decided event would record, for dry runs.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,11 +23,10 @@ func postCommit(getenv func(string) string, stderr io.Writer) {
 	if err != nil {
 		return
 	}
-	repo, err := gitdir.FindEnv(cwd, getenv)
-	if err != nil {
+	repo, st, err := openStore(cwd, getenv)
+	if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitdir.ErrBare) {
 		return // not a repository of ours: nothing to do
 	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "tether-hook: post-commit: %v\n", err)
 		return

@@ -89,15 +89,26 @@ func (h *hook) storeFromWorkdir() *state.Store {
 	if err != nil {
 		return nil
 	}
-	repo, err := gitdir.FindEnv(wd, h.getenv)
-	if err != nil {
-		return nil
-	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
+	_, st, err := openStore(wd, h.getenv)
 	if err != nil {
 		return nil
 	}
 	return st
+}
+
+// openStore finds the repository around dir and opens its session store:
+// every path of the hook starts here. Outside a repository the error wraps
+// gitdir.ErrNotRepo (or ErrBare).
+func openStore(dir string, getenv func(string) string) (gitdir.Repo, *state.Store, error) {
+	repo, err := gitdir.FindEnv(dir, getenv)
+	if err != nil {
+		return repo, nil, fmt.Errorf("find repository from %s: %w", dir, err)
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		return repo, nil, fmt.Errorf("open store: %w", err)
+	}
+	return repo, st, nil
 }
 
 // oneLine keeps an error message on one line: payload text quoted in it
@@ -144,16 +155,12 @@ func (h *hook) record() (agent.Event, error) {
 			return ev, fmt.Errorf("working directory: %w", err)
 		}
 	}
-	repo, err := gitdir.FindEnv(cwd, h.getenv)
+	repo, st, err := openStore(cwd, h.getenv)
 	if errors.Is(err, gitdir.ErrNotRepo) || errors.Is(err, gitdir.ErrBare) {
 		return ev, nil // not a repository we track: stay silent
 	}
 	if err != nil {
-		return ev, fmt.Errorf("find repository from %s: %w", cwd, err)
-	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
-	if err != nil {
-		return ev, fmt.Errorf("open store: %w", err)
+		return ev, err
 	}
 	h.store = st
 

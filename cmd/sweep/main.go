@@ -85,7 +85,7 @@ func (a *app) main(args []string) int {
 		err := c.run(a, args)
 		var ue usageError
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, errHelp):
 			return 0
 		case errors.Is(err, errSilent):
 			return 1
