@@ -1,6 +1,9 @@
 package proclive
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // role is what a process is to the owner walk.
 type role int
@@ -29,7 +32,7 @@ func (r role) String() string {
 // ".exe", no login-shell dash.
 var (
 	// roots start sessions: nothing above them belongs to the hook's agent.
-	roots = set("init", "systemd", "launchd", "kthreadd",
+	roots = names{"init", "systemd", "launchd", "kthreadd",
 		"sshd", "sshd-session", "sshd-auth", "dropbear", "mosh-server", "login", "getty", "agetty",
 		"tmux", "screen", "zellij", "abduco", "dtach",
 		"gnome-terminal-server", "konsole", "xterm", "uxterm", "rxvt", "urxvt", "alacritty", "kitty",
@@ -38,34 +41,32 @@ var (
 		"iterm2", "terminal", "windowsterminal", "openconsole", "conhost", "explorer",
 		"wininit", "winlogon", "services", "svchost",
 		"cron", "crond", "atd", "containerd-shim-runc-v2", "conmon", "tini", "dumb-init",
-		"docker-init", "catatonit", "runsv", "runsvdir", "s6-svscan", "s6-supervise", "supervisord")
+		"docker-init", "catatonit", "runsv", "runsvdir", "s6-svscan", "s6-supervise", "supervisord"}
 
 	// wrappers run the next program and wait for it; the agent is above them.
-	wrappers = set("env", "timeout", "nice", "ionice", "nohup", "setsid", "stdbuf", "chrt",
+	wrappers = names{"env", "timeout", "nice", "ionice", "nohup", "setsid", "stdbuf", "chrt",
 		"taskset", "flock", "time", "sudo", "doas", "su", "runuser", "xargs",
 		"npx", "npm", "pnpm", "pnpx", "yarn", "yarnpkg", "bunx", "corepack", "npx-cli", "npm-cli",
 		"uv", "uvx", "mise", "rtx", "asdf", "direnv", "nix", "nix-shell", "devbox",
-		"go", "git", "lefthook", "husky", "pre-commit", "pre_commit", "overcommit")
+		"go", "git", "lefthook", "husky", "pre-commit", "pre_commit", "overcommit"}
 
-	shells = set("sh", "bash", "dash", "zsh", "fish", "ksh", "ksh93", "mksh", "pdksh", "oksh",
-		"ash", "yash", "posh", "tcsh", "csh", "nu", "elvish", "pwsh", "powershell", "cmd")
+	shells = names{"sh", "bash", "dash", "zsh", "fish", "ksh", "ksh93", "mksh", "pdksh", "oksh",
+		"ash", "yash", "posh", "tcsh", "csh", "nu", "elvish", "pwsh", "powershell", "cmd"}
 
 	// interpreters are judged by the script they run: node running npx is a
 	// wrapper, node running an agent's script is the agent.
-	interpreters = set("node", "nodejs", "bun", "deno", "python", "python3", "ruby")
+	interpreters = names{"node", "nodejs", "bun", "deno", "python", "python3", "ruby"}
 
 	// nodeWrappers are packages whose scripts, run from node_modules, only
 	// launch other programs.
-	nodeWrappers = set("npm", "pnpm", "yarn", "corepack", "lefthook", "husky", "@yarnpkg")
+	nodeWrappers = names{"npm", "pnpm", "yarn", "corepack", "lefthook", "husky", "@yarnpkg"}
 )
 
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
+// names is a set of program names. A literal slice, not a map: it costs
+// the hook's start nothing, and the sets are small.
+type names []string
+
+func (ns names) has(n string) bool { return slices.Contains(ns, n) }
 
 // commLen is the shortest length at which an OS truncates process names
 // (Linux keeps 15 bytes): a name that long may be the prefix of a longer one.
@@ -99,12 +100,12 @@ func (p program) main() string {
 }
 
 // in reports whether either name of p is in s.
-func (p program) in(s map[string]bool) bool {
-	if s[p.arg0] || s[p.name] {
+func (p program) in(s names) bool {
+	if s.has(p.arg0) || s.has(p.name) {
 		return true
 	}
 	if p.truncated && p.name != "" {
-		for n := range s {
+		for _, n := range s {
 			if strings.HasPrefix(n, p.name) {
 				return true
 			}
@@ -146,9 +147,9 @@ func classify(name string, argv []string) role {
 		return roleRoot
 	case p.in(wrappers):
 		return roleSkip
-	case shells[p.main()]:
+	case shells.has(p.main()):
 		return shellRole(p.main(), args)
-	case interpreters[p.main()] || strings.HasPrefix(p.main(), "python"):
+	case interpreters.has(p.main()) || strings.HasPrefix(p.main(), "python"):
 		return interpreterRole(p.main(), args)
 	}
 	return roleOwner
@@ -288,12 +289,12 @@ func interpreterRole(interp string, args []string) role {
 	for _, ext := range []string{".js", ".cjs", ".mjs", ".ts", ".py"} {
 		base = strings.TrimSuffix(base, ext)
 	}
-	if wrappers[base] {
+	if wrappers.has(base) {
 		return roleSkip
 	}
 	parts := strings.FieldsFunc(script, func(r rune) bool { return r == '/' || r == '\\' })
 	for i := 0; i+1 < len(parts); i++ {
-		if parts[i] == "node_modules" && nodeWrappers[strings.ToLower(parts[i+1])] {
+		if parts[i] == "node_modules" && nodeWrappers.has(strings.ToLower(parts[i+1])) {
 			return roleSkip
 		}
 	}
