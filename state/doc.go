@@ -14,6 +14,12 @@
 //     them, so the turn log never has less than the state claims. A torn last
 //     line (crash mid-append) is skipped by ReadTurns and cut off by the next
 //     append.
+//   - A turn event that changes nothing but what its record says (the turn
+//     start or end, its time, prompt and owner) is a single fsynced append:
+//     the turn log is then ahead of the state file, and every reader (Load,
+//     List, Mutate) replays the records past turn_log_size onto it, the same
+//     way the writer applied them. The state file is rewritten once the log
+//     runs 16 KiB ahead, or when anything else changes.
 //   - Ended sessions live in ended/ and cost nothing to List: it reads only
 //     sessions/.
 //   - Session IDs are validated and every path is opened through os.Root, so

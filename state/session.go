@@ -136,4 +136,7 @@ type TurnRecord struct {
 	Prompt         string    `json:"prompt,omitempty"`
 	Head           string    `json:"head,omitempty"`
 	TranscriptSize int64     `json:"transcript_size"`
+	// Owner is the agent process captured at a turn start: the record
+	// alone then says all a turn changed in the session (see applyTurn).
+	Owner *proclive.Identity `json:"owner,omitempty"`
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -160,6 +161,10 @@ type loaded struct {
 	from   where     // home of sess
 	has    [3]bool   // has[w]: a state file exists in w
 	newest time.Time // latest UpdatedAt of all state files
+
+	raw  []byte       // the state file of sess, as read
+	tail []TurnRecord // turn records past its turn_log_size, folded into sess
+	disk int64        // its turn_log_size as written, before the fold
 }
 
 // load reads both homes of a session. With repair (only under the session
@@ -168,7 +173,7 @@ type loaded struct {
 func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 	var l loaded
 	for _, w := range []where{locLive, locEnded} {
-		sess, err := s.readState(root, w, id)
+		sess, raw, err := s.readState(root, w, id)
 		if err != nil {
 			if !repair || !errors.Is(err, ErrCorrupt) {
 				return loaded{}, err
@@ -187,27 +192,32 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 		}
 		// Ties go to ended/, read last: never resurrect on a coin toss.
 		if l.sess == nil || !sess.UpdatedAt.Before(l.sess.UpdatedAt) {
-			l.sess, l.from = sess, w
+			l.sess, l.from, l.raw = sess, w, raw
 		}
+	}
+	if l.sess != nil && l.sess.Version <= SchemaVersion {
+		l.disk = l.sess.TurnLogSize
+		l.tail = s.replayTurns(root, l.sess, locLive, locEnded)
 	}
 	return l, nil
 }
 
-// readState reads one state file; nil, nil when it does not exist.
-func (s *Store) readState(root *os.Root, w where, id string) (*Session, error) {
+// readState reads one state file, and returns it decoded and as read;
+// nil, nil, nil when it does not exist.
+func (s *Store) readState(root *os.Root, w where, id string) (*Session, []byte, error) {
 	p := statePath(w, id)
 	data, err := root.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		return nil, nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	sess, err := decodeSession(data, id)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
 	}
-	return sess, nil
+	return sess, data, nil
 }
 
 // Load returns the session id, live or ended. It takes no lock and
@@ -242,12 +252,14 @@ type Tx struct {
 	// Exists tells whether the session was on disk.
 	Exists bool
 
-	turns []byte // encoded turn records, written at commit
+	turns []byte       // encoded turn records, written at commit
+	recs  []TurnRecord // the same, decoded
 }
 
-// AppendTurn adds a record to the session's turn log. Records are written
-// and fsynced when the transaction commits, still under the lock and
-// before the state that counts them; if the callback fails or returns
+// AppendTurn adds a record to the session's turn log and brings the
+// session's turn fields up to it (see applyTurn). Records are written and
+// fsynced when the transaction commits, still under the lock and before
+// the state that counts them; if the callback fails or returns
 // ErrNoChange they are dropped.
 func (t *Tx) AppendTurn(rec TurnRecord) error {
 	if rec.T == "" {
@@ -258,6 +270,8 @@ func (t *Tx) AppendTurn(rec TurnRecord) error {
 		return fmt.Errorf("append turn %d: %w", rec.Turn, err)
 	}
 	t.turns = append(append(t.turns, b...), '\n')
+	t.recs = append(t.recs, rec)
+	applyTurn(t.Session, rec)
 	return nil
 }
 
@@ -298,9 +312,6 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 		return nil, fmt.Errorf("mutate session %s: schema version %d is newer than this tether's %d; upgrade tether: %w",
 			id, l.sess.Version, SchemaVersion, ErrNewerVersion)
 	}
-	if l.sess != nil && l.sess.Version <= SchemaVersion {
-		s.countUncounted(root, tx.Session)
-	}
 	if err := fn(tx); err != nil {
 		if errors.Is(err, ErrNoChange) {
 			return tx.Session, nil
@@ -316,40 +327,89 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 	return tx.Session, nil
 }
 
-// countUncounted folds into the state the turn records of a writer that
-// died after appending them and before writing the state that counts them,
-// so the next turn does not reuse a number. It costs one stat when nothing
-// is amiss.
-func (s *Store) countUncounted(root *os.Root, sess *Session) {
-	f, err := openLog(root, sess.ID)
-	if err != nil || f == nil {
-		return
+// replayTurns folds into a session the turn records past its
+// turn_log_size, and returns them. Turn events append to the log without
+// rewriting the state (see commit), so this is how every reader sees the
+// session as it is; it also counts the records of a writer that died
+// between its append and its state. It costs one stat when the state is
+// up to date.
+func (s *Store) replayTurns(root *os.Root, sess *Session, homes ...where) []TurnRecord {
+	size := int64(-1)
+	for _, w := range homes {
+		if fi, err := root.Stat(logPath(w, sess.ID)); err == nil {
+			size = fi.Size()
+			break
+		}
 	}
-	fi, err := f.Stat()
-	f.Close()
-	if err != nil || fi.Size() <= sess.TurnLogSize {
-		return
+	if size <= sess.TurnLogSize {
+		return nil
 	}
 	recs, next, err := s.ReadTurns(sess.ID, sess.TurnLogSize)
 	if err != nil {
-		return // an unreadable log is the reader's problem, not the writer's
+		return nil // an unreadable log is the reader's problem, not the writer's
 	}
 	for _, r := range recs {
-		if r.T == RecTurnStart && r.Turn > sess.Turns {
-			sess.Turns = r.Turn
-		}
+		applyTurn(sess, r)
 	}
 	sess.TurnLogSize = next
+	return recs
 }
 
-// commit writes a transaction: turn records, then the state in its home,
-// then the turn log follows it, then the state in the other home goes.
-// Each step is durable before the next, so a crash leaves either the old
-// state, or both with the new one newer (load picks it, the next commit
-// finishes the move); the turn log is found in either home.
+// maxTurnTail bounds how far a session's turn log runs past its state
+// file before a turn event rewrites the state, so readers replay little.
+const maxTurnTail = 16 << 10
+
+// appendOnly reports whether a transaction changed nothing but what its
+// turn records say, so that appending them is the whole write. It
+// rebuilds the session from the state file as read plus every record past
+// it, and compares.
+func appendOnly(id string, l loaded, tx *Tx) bool {
+	if !tx.Exists || len(tx.recs) == 0 || l.from != locLive || l.has[locEnded] || homeOf(tx.Session.Phase) != locLive {
+		return false
+	}
+	want, err := decodeSession(l.raw, id)
+	if err != nil {
+		return false
+	}
+	for _, r := range append(slices.Clip(l.tail), tx.recs...) {
+		applyTurn(want, r)
+	}
+	want.UpdatedAt, want.TurnLogSize = tx.Session.UpdatedAt, tx.Session.TurnLogSize
+	a, err := marshal(want)
+	if err != nil {
+		return false
+	}
+	b, err := marshal(tx.Session)
+	return err == nil && bytes.Equal(a, b)
+}
+
+// commit writes a transaction. A turn event that changed nothing but what
+// its records say is one fsynced append to the turn log: readers replay
+// the records past the state's turn_log_size (replayTurns), and the state
+// file is rewritten once the log runs maxTurnTail past it. Any other write
+// goes: turn records, then the state in its home, then the turn log
+// follows it, then the state in the other home goes. Each step is durable
+// before the next, so a crash leaves either the old state, or both with
+// the new one newer (load picks it, the next commit finishes the move);
+// the turn log is found in either home.
 func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 	sess := tx.Session
 	sess.Version = SchemaVersion
+	logAt, err := s.findLog(root, id, l.from)
+	if err != nil {
+		return err
+	}
+	if logAt == locLive && sess.TurnLogSize+int64(len(tx.turns))-l.disk <= maxTurnTail && appendOnly(id, l, tx) {
+		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns)
+		if err != nil {
+			return err
+		}
+		if err := wait(); err != nil {
+			return err
+		}
+		sess.TurnLogSize = size
+		return nil
+	}
 	now := s.opts.Now().UTC().Round(0)
 	// Strictly newer than any file on disk, whatever the clock does, so a
 	// half-finished move always resolves to this write.
@@ -366,25 +426,26 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 		}
 	}
 
-	logAt, err := s.findLog(root, id, l.from)
-	if err != nil {
-		return err
-	}
+	// The turn records are fsynced while the state is written (the temp
+	// file is invisible until its rename), and durable before the rename
+	// makes the state that counts them visible.
+	logSynced := func() error { return nil }
 	if len(tx.turns) > 0 {
 		if logAt == locNone {
 			logAt = target
 		}
-		size, err := s.appendLog(root, logPath(logAt, id), tx.turns)
+		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns)
 		if err != nil {
 			return err
 		}
+		logSynced = wait
 		sess.TurnLogSize = size
 	}
 	data, err := marshal(sess)
 	if err != nil {
-		return fmt.Errorf("encode: %w", err)
+		return errors.Join(fmt.Errorf("encode: %w", err), logSynced())
 	}
-	if err := s.writeState(root, target, id, append(data, '\n')); err != nil {
+	if err := s.writeState(root, target, id, append(data, '\n'), logSynced); err != nil {
 		return err
 	}
 	if logAt != locNone && logAt != target {
@@ -439,19 +500,23 @@ func (s *Store) findLog(root *os.Root, id string, prefer where) (where, error) {
 	return locNone, nil
 }
 
-// writeState replaces a state file atomically and durably.
-func (s *Store) writeState(root *os.Root, w where, id string, data []byte) error {
+// writeState replaces a state file atomically and durably: temp file,
+// fsync, rename, directory fsync. The rename waits for before(), which
+// reports what must be durable first.
+func (s *Store) writeState(root *os.Root, w where, id string, data []byte, before func() error) error {
 	tmp := tempPath(w, id)
 	f, err := s.openFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if berr := before(); berr != nil {
+		return berr
 	}
 	if err != nil {
 		return fmt.Errorf("write state %s: %w", tmp, err)
@@ -539,10 +604,13 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 			warns = append(warns, Warning{Time: s.opts.Now(), Msg: msg})
 			continue
 		}
-		sess, err := s.readState(root, w, id)
+		sess, _, err := s.readState(root, w, id)
 		if err == nil && sess != nil {
 			if s.maybeMoving(root, w, id) && s.inOtherHome(root, w, sess) {
 				continue
+			}
+			if w == locLive && sess.Version <= SchemaVersion {
+				s.replayTurns(root, sess, locLive) // List never looks in ended/
 			}
 			out = append(out, sess)
 			continue
@@ -585,7 +653,7 @@ func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
 	if _, err := root.Lstat(statePath(w.other(), sess.ID)); err != nil {
 		return false
 	}
-	other, err := s.readState(root, w.other(), sess.ID)
+	other, _, err := s.readState(root, w.other(), sess.ID)
 	if err != nil || other == nil {
 		return false
 	}
@@ -609,7 +677,7 @@ func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error)
 		return nil, &wr
 	}
 	defer lk.release()
-	sess, err := s.readState(root, w, id)
+	sess, _, err := s.readState(root, w, id)
 	switch {
 	case err == nil:
 		return sess, nil

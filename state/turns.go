@@ -8,41 +8,121 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
+	"unicode/utf8"
 )
 
-// appendLog appends encoded records to a turn log and fsyncs it. A torn
-// last line left by a crash mid-append is cut off first: it was never
-// acknowledged, and appending after it would glue the next record to it.
-func (s *Store) appendLog(root *os.Root, rel string, data []byte) (int64, error) {
+// appendLog appends encoded records to a turn log and starts its fsync,
+// so the caller can write the state meanwhile: the returned wait reports
+// when the records are durable, and must be called in every case (it
+// closes the file). A torn last line left by a crash mid-append is cut off
+// first: it was never acknowledged, and appending after it would glue the
+// next record to it.
+func (s *Store) appendLog(root *os.Root, rel string, data []byte) (size int64, wait func() error, err error) {
 	f, err := s.openFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
-		return 0, fmt.Errorf("append turn log: %w", err)
+		return 0, nil, fmt.Errorf("append turn log: %w", err)
 	}
-	defer f.Close()
+	size, err = appendRecords(f, data)
+	if err != nil {
+		f.Close()
+		return 0, nil, fmt.Errorf("append turn log %s: %w", rel, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		done <- err
+	}()
+	return size, func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("append turn log %s: %w", rel, err)
+		}
+		return nil
+	}, nil
+}
+
+// appendRecords cuts a torn tail, writes data and returns the log's new
+// size.
+func appendRecords(f *os.File, data []byte) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("append turn log: %w", err)
+		return 0, err
 	}
 	size := fi.Size()
 	if size > 0 {
 		cut, err := completeLength(f, size)
 		if err != nil {
-			return 0, fmt.Errorf("append turn log %s: %w", rel, err)
+			return 0, err
 		}
 		if cut < size {
 			if err := f.Truncate(cut); err != nil {
-				return 0, fmt.Errorf("append turn log %s: cut torn line: %w", rel, err)
+				return 0, fmt.Errorf("cut torn line: %w", err)
 			}
 			size = cut
 		}
 	}
 	if _, err := f.Write(data); err != nil {
-		return 0, fmt.Errorf("append turn log %s: %w", rel, err)
-	}
-	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("append turn log %s: %w", rel, err)
+		return 0, err
 	}
 	return size + int64(len(data)), nil
+}
+
+// maxPromptInState bounds the prompt copy kept in the session file for
+// status; the whole prompt is in the turn log.
+const maxPromptInState = 200
+
+// applyTurn brings a session's turn fields up to a turn record. Appending
+// a record and replaying one a crash left uncounted both go through here,
+// so the record alone says what its turn changed. An ended session keeps
+// its phase: only a transition revives.
+func applyTurn(s *Session, r TurnRecord) {
+	switch r.T {
+	case RecTurnStart:
+		// The owner captured for this turn. A record without one (a failed
+		// capture, or an older tether) leaves the session's as it is: the
+		// state file then says what the capture did.
+		if r.Owner != nil {
+			s.Owner = r.Owner
+		}
+		s.Turns = max(s.Turns, r.Turn)
+		s.LastTurnStartedAt = r.At
+		s.LastPrompt = trimPrompt(r.Prompt)
+		// A turn is the agent using its session: resumable again if there
+		// is a transcript to resume from.
+		s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+		if s.Phase != PhaseEnded {
+			s.Phase = PhaseActive
+		}
+	case RecTurnEnd:
+		s.LastTurnEndedAt = r.At
+		if s.Phase != PhaseEnded {
+			s.Phase = PhaseIdle
+		}
+	default:
+		return
+	}
+	if r.At.After(s.LastHookAt) {
+		s.LastHookAt = r.At
+	}
+}
+
+// trimPrompt keeps the first line of a prompt, short enough for a status row.
+func trimPrompt(p string) string {
+	p = strings.TrimSpace(p)
+	if i := strings.IndexByte(p, '\n'); i >= 0 {
+		p = p[:i] + " …"
+	}
+	if len(p) <= maxPromptInState {
+		return p
+	}
+	cut := maxPromptInState
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "…"
 }
 
 // completeLength returns the length of the file up to and including its

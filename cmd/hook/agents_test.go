@@ -230,7 +230,12 @@ func checkTurns(t *testing.T, got, want []state.TurnRecord) {
 		if got[i].At.IsZero() {
 			t.Errorf("record %d has no time", i)
 		}
-		got[i].At = want[i].At
+		// Every turn start names the owner captured for it, so the record
+		// alone says what the turn changed; a turn end names none.
+		if (got[i].T == state.RecTurnStart) != (got[i].Owner != nil) {
+			t.Errorf("record %d (%s) has owner %+v", i, got[i].T, got[i].Owner)
+		}
+		got[i].At, got[i].Owner = want[i].At, want[i].Owner
 		if got[i] != want[i] {
 			t.Errorf("record %d = %+v\nwant %+v", i, got[i], want[i])
 		}

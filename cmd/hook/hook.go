@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/gitdir"
@@ -26,10 +25,6 @@ const maxPayload = 4 << 20
 // so the agent's write completes instead of failing on a closed pipe (an
 // EPIPE the agent might not handle), without reading forever.
 const maxDrain = 64 << 20
-
-// maxPromptInState bounds the prompt copy kept in the session file for
-// status; the full prompt is in the turn log.
-const maxPromptInState = 200
 
 // hook is one run of tether-hook. Its streams, environment and
 // surroundings are fields so tests can run it in-process as well as
@@ -266,23 +261,21 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		switch {
 		case ev.SessionGone:
 			s.Resumable, s.ResumableReason = false, "agent reported the session is gone"
-		case ev.Kind == state.EventSessionStart || ev.Kind == state.EventTurnStart:
+		case ev.Kind == state.EventSessionStart:
 			s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
 		}
 		if ev.Kind == state.EventError {
 			s.LastError = ev.Reason
 		}
+		// The records carry the turn's own fields into the session
+		// (turns, times, prompt, resumable): see state.Tx.AppendTurn.
 		if act.AppendTurnStart {
-			s.Turns++
-			prompt := ev.Prompt
 			if err := tx.AppendTurn(state.TurnRecord{
-				T: state.RecTurnStart, Turn: s.Turns, At: now, Prompt: prompt,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
+				Head: head, TranscriptSize: fileSize(s.TranscriptPath), Owner: s.Owner,
 			}); err != nil {
 				return err
 			}
-			s.LastTurnStartedAt = now
-			s.LastPrompt = trimPrompt(prompt)
 		}
 		if act.AppendTurnEnd {
 			if err := tx.AppendTurn(state.TurnRecord{
@@ -291,7 +284,6 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			}); err != nil {
 				return err
 			}
-			s.LastTurnEndedAt = now
 		}
 		if act.Finalize {
 			s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
@@ -349,20 +341,4 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-// trimPrompt keeps the first line of a prompt, short enough for a status row.
-func trimPrompt(p string) string {
-	p = strings.TrimSpace(p)
-	if i := strings.IndexByte(p, '\n'); i >= 0 {
-		p = p[:i] + " …"
-	}
-	if len(p) <= maxPromptInState {
-		return p
-	}
-	cut := maxPromptInState
-	for cut > 0 && !utf8.RuneStart(p[cut]) {
-		cut--
-	}
-	return p[:cut] + "…"
 }

@@ -45,24 +45,6 @@ func TestOneLine(t *testing.T) {
 	}
 }
 
-func TestTrimPrompt(t *testing.T) {
-	long := strings.Repeat("a", maxPromptInState+50)
-	// A multi-byte rune straddling the cut must not be split.
-	straddle := strings.Repeat("a", maxPromptInState-1) + "é" + "tail"
-	for _, tc := range []struct{ in, want string }{
-		{"fix the bug", "fix the bug"},
-		{"  padded \n", "padded"},
-		{"first line\nsecond line", "first line …"},
-		{long, long[:maxPromptInState] + "…"},
-		{straddle, strings.Repeat("a", maxPromptInState-1) + "…"},
-		{"", ""},
-	} {
-		if got := trimPrompt(tc.in); got != tc.want {
-			t.Errorf("trimPrompt(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestThrottled(t *testing.T) {
 	root, err := os.OpenRoot(t.TempDir())
 	if err != nil {

@@ -142,7 +142,11 @@ func TestClaudeCodeUnderStandin(t *testing.T) {
 		{T: state.RecTurnEnd, Turn: 1, Head: head1, TranscriptSize: offs[0]},
 		{T: state.RecTurnStart, Turn: 2, Prompt: "second prompt", Head: head1, TranscriptSize: offs[1]},
 	}
-	checkTurns(t, r.turns(t, id), want)
+	recs := r.turns(t, id)
+	if o := recs[len(recs)-1].Owner; o == nil || *o != *s.Owner {
+		t.Errorf("the last turn start names owner %+v, the session %+v", o, s.Owner)
+	}
+	checkTurns(t, recs, want)
 	if out := a.stderr.String(); out != "" {
 		t.Errorf("the hook said something to the agent: %q", out)
 	}
