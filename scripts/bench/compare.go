@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,19 +42,29 @@ func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budge
 }
 
 // benchHook times tether-hook on a real turn-start payload against the
-// floor binary, both through /bin/sh -c as agents run them.
+// floor binary, both through /bin/sh -c as agents run them. Each timed
+// turn start follows an untimed turn end, as in a real session: the
+// session goes from idle to active and the hook logs the transition.
 func benchHook(b *bench) result {
 	repo := b.newRepo("hook")
 	transcript := filepath.Join(b.work, "transcript.jsonl")
 	check(os.WriteFile(transcript, []byte(`{"type":"user"}`+"\n"), 0o600))
-	payload, err := json.Marshal(map[string]any{
-		"session_id": "bench-0001", "transcript_path": transcript, "cwd": repo,
-		"permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "say hi",
-	})
-	check(err)
+	event := func(name string, extra map[string]any) []byte {
+		p := map[string]any{
+			"session_id": "bench-0001", "transcript_path": transcript, "cwd": repo,
+			"permission_mode": "default", "hook_event_name": name,
+		}
+		maps.Copy(p, extra)
+		b, err := json.Marshal(p)
+		check(err)
+		return b
+	}
+	payload := event("UserPromptSubmit", map[string]any{"prompt": "say hi"})
+	stop := event("Stop", map[string]any{"stop_hook_active": false})
 	hook := filepath.Join(b.bin, "tether-hook") + " claude-code"
 	floor := filepath.Join(b.bin, "floor")
-	c, f := interleave(b.rounds,
+	c, f := interleavePrep(b.rounds,
+		func() { sh(repo, hook, stop) },
 		func() { sh(repo, hook, payload) },
 		func() { sh(repo, floor, payload) })
 	r := ratioResult("hook turn-start vs do-nothing binary", "tether-hook claude-code", "floor", c, f, b.rounds,
@@ -63,16 +74,22 @@ func benchHook(b *bench) result {
 		// other, not interleaved, and subtracts the shell's own start.
 		pf := filepath.Join(b.work, "payload.json")
 		check(os.WriteFile(pf, payload, 0o600))
-		hc, hf := hyperfine(path, repo, b.rounds, hook+" < "+pf, floor+" < "+pf)
+		sf := filepath.Join(b.work, "stop.json")
+		check(os.WriteFile(sf, stop, 0o600))
+		hc, hf := hyperfine(path, repo, b.rounds,
+			[2]string{hook + " < " + pf, hook + " < " + sf},
+			[2]string{floor + " < " + pf, "true"})
 		r.Tool = fmt.Sprintf("built-in; hyperfine: %.3f ms vs %.3f ms = %.2fx", ms(hc), ms(hf), float64(hc)/float64(hf))
 	}
 	return r
 }
 
 // hyperfine times two commands with hyperfine and returns their medians.
-func hyperfine(bin, dir string, runs int, a, b string) (time.Duration, time.Duration) {
+// Each comes with the command to prepare every run of it.
+func hyperfine(bin, dir string, runs int, a, b [2]string) (time.Duration, time.Duration) {
 	out := filepath.Join(dir, "..", "hyperfine.json")
-	cmd := exec.Command(bin, "--warmup", "10", "--runs", strconv.Itoa(runs), "--style", "none", "--export-json", out, a, b)
+	cmd := exec.Command(bin, "--warmup", "10", "--runs", strconv.Itoa(runs), "--style", "none", "--export-json", out,
+		"--prepare", a[1], "--prepare", b[1], a[0], b[0])
 	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: hyperfine: %v\n%s", err, msg)

@@ -101,7 +101,17 @@ func (b *bench) build() {
 // interleave runs a and b alternately, rounds times each after a warm-up,
 // and returns their median wall times.
 func interleave(rounds int, a, b func()) (time.Duration, time.Duration) {
+	return interleavePrep(rounds, nil, a, b)
+}
+
+// interleavePrep is interleave with prep, when not nil, run untimed before
+// each call of a: the state a candidate starts from.
+func interleavePrep(rounds int, prep, a, b func()) (time.Duration, time.Duration) {
+	if prep == nil {
+		prep = func() {}
+	}
 	for range 5 {
+		prep()
 		a()
 		b()
 	}
@@ -111,6 +121,7 @@ func interleave(rounds int, a, b func()) (time.Duration, time.Duration) {
 		if i%2 == 1 { // alternate the order too, so neither always runs on a warmer cache
 			first, second = b, a
 		}
+		prep()
 		t0 := time.Now()
 		first()
 		d1 := time.Since(t0)
