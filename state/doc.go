@@ -19,7 +19,7 @@
 //     the turn log is then ahead of the state file, and every reader (Load,
 //     List, Mutate) replays the records past turn_log_size onto it, the same
 //     way the writer applied them. The state file is rewritten once the log
-//     runs 16 KiB ahead, or when anything else changes.
+//     runs 4 KiB ahead, or when anything else changes.
 //   - Ended sessions live in ended/ and cost nothing to List: it reads only
 //     sessions/.
 //   - Session IDs are validated and every path is opened through os.Root, so

@@ -357,7 +357,7 @@ func (s *Store) replayTurns(root *os.Root, sess *Session, homes ...where) []Turn
 
 // maxTurnTail bounds how far a session's turn log runs past its state
 // file before a turn event rewrites the state, so readers replay little.
-const maxTurnTail = 16 << 10
+const maxTurnTail = 4 << 10
 
 // appendOnly reports whether a transaction changed nothing but what its
 // turn records say, so that appending them is the whole write. It
