@@ -2,11 +2,11 @@ package agent
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/tetherdev/tether/internal/jsontext"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -228,7 +228,7 @@ func checkObject(payload []byte) error {
 		return ErrEmptyPayload
 	case p[0] == '{':
 		return nil // decoding reports anything else wrong with it
-	case json.Valid(p):
+	case jsontext.Valid(p):
 		return fmt.Errorf("%w (it is a JSON %s)", ErrNotObject, jsonKind(p[0]))
 	default:
 		return ErrNotJSON
@@ -249,29 +249,111 @@ func jsonKind(first byte) string {
 	return "number"
 }
 
-// decode unmarshals an object payload into w, turning decoder errors into
-// the package's errors.
-func decode(payload []byte, w any) error {
-	err := json.Unmarshal(payload, w)
-	if err == nil {
+// wireField is one key a wire struct reads, and where its value goes:
+// exactly one of str, strs, flag and raw is set.
+type wireField struct {
+	name string
+	str  *string   // a string; null leaves it as it was
+	strs *[]string // an array of strings (see jsontext.DecodeSlice)
+	flag **bool    // true or false; null sets nil
+	raw  *[]byte   // any value, as it is in the payload ("null" included)
+}
+
+// decode reads an object payload into fields without reflection: the hook
+// parses one payload per run, and encoding/json's first use would cost
+// more than the rest of the hook. It reads the payload as json.Unmarshal
+// read it into the tagged wire structs this replaced: a key selects a
+// field as jsontext.Match says, the first field of a name winning (so a
+// wire struct's own field hides a foreign one of the same name, as
+// embedding did); unknown keys are skipped; the last of a repeated key
+// wins. Invalid JSON is ErrNotJSON; a value of the wrong type is
+// ErrBadField, as "key is a JSON number, want string". A null payload sets
+// nothing.
+func decode(payload []byte, fields []wireField) error {
+	v, err := jsontext.Parse(payload)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotJSON, err)
+	}
+	switch v.Kind() {
+	case jsontext.Null:
+		return nil
+	case jsontext.Object:
+	default:
+		return fmt.Errorf("%w (it is a JSON %s)", ErrNotObject, jsonKind(v.Raw()[0]))
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	var buf [64]byte
+	for k, val := range v.Members() {
+		key, _ := k.AppendUnquote(buf[:0]) // a key is a string
+		i := jsontext.Match(key, names)
+		if i < 0 {
+			continue
+		}
+		if err := fields[i].set(val); err != nil {
+			var te *jsontext.TypeError
+			if errors.As(err, &te) {
+				return fmt.Errorf("%w: %s is a JSON %s, want %s", ErrBadField, fields[i].name, te.Value, te.Type)
+			}
+			return fmt.Errorf("%w: %s: %w", ErrBadField, fields[i].name, err)
+		}
+	}
+	return nil
+}
+
+// set stores v as json.Unmarshal stored it into the field's Go type.
+func (f wireField) set(v jsontext.Value) error {
+	switch {
+	case f.raw != nil:
+		*f.raw = v.Raw()
+	case f.str != nil:
+		return decodeString(f.str, v)
+	case f.strs != nil:
+		return jsontext.DecodeSlice(f.strs, v, "[]string", decodeString)
+	case f.flag != nil && v.Kind() == jsontext.Null:
+		*f.flag = nil
+	case f.flag != nil:
+		b, err := v.Bool()
+		if err != nil {
+			return err
+		}
+		*f.flag = &b
+	}
+	return nil
+}
+
+// decodeString decodes a string; null leaves dst as it was.
+func decodeString(dst *string, v jsontext.Value) error {
+	if v.Kind() == jsontext.Null {
 		return nil
 	}
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) {
-		return fmt.Errorf("%w: %s is a JSON %s, want %s", ErrBadField, typ.Field, typ.Value, typ.Type)
+	s, err := v.Unquote()
+	if err == nil {
+		*dst = s
 	}
-	return fmt.Errorf("%w: %w", ErrNotJSON, err)
+	return err
 }
 
 // foreign holds keys that only another agent's payload carries. They are
-// decoded loosely (any JSON value) so they never fail a parse. An adapter
-// whose own payload has one of these keys declares it as a field of its own
-// wire struct, which hides the embedded one from the decoder.
+// kept raw (any JSON value) so they never fail a parse. An adapter whose
+// own payload has one of these keys lists its own field first, which hides
+// foreign's.
 type foreign struct {
-	ConversationID json.RawMessage `json:"conversation_id"` // Cursor
-	WorkspaceRoots json.RawMessage `json:"workspace_roots"` // Cursor
-	SessionIDCamel json.RawMessage `json:"sessionId"`       // Copilot CLI (camelCase)
-	ThreadID       json.RawMessage `json:"thread-id"`       // Codex notify
+	ConversationID []byte // Cursor
+	WorkspaceRoots []byte // Cursor
+	SessionIDCamel []byte // Copilot CLI (camelCase)
+	ThreadID       []byte // Codex notify
+}
+
+func (f *foreign) fields() []wireField {
+	return []wireField{
+		{name: "conversation_id", raw: &f.ConversationID},
+		{name: "workspace_roots", raw: &f.WorkspaceRoots},
+		{name: "sessionId", raw: &f.SessionIDCamel},
+		{name: "thread-id", raw: &f.ThreadID},
+	}
 }
 
 // check refuses a payload that carries another agent's keys. Such a payload
@@ -280,7 +362,7 @@ type foreign struct {
 // Claude Code session would offer a resume command that cannot work.
 func (f foreign) check(self string) error {
 	for _, k := range []struct {
-		raw        json.RawMessage
+		raw        []byte
 		agent, key string
 	}{
 		{f.ConversationID, "cursor", "conversation_id"},

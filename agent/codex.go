@@ -11,8 +11,16 @@ const notifyTurnComplete = "agent-turn-complete"
 // as its last argument, with kebab-case keys.
 type codexWire struct {
 	snakeWire
-	Type     string `json:"type"`
-	ThreadID string `json:"thread-id"`
+	Type     string
+	ThreadID string
+}
+
+// fields lists codexWire's own keys first: its thread-id hides foreign's.
+func (w *codexWire) fields() []wireField {
+	return append([]wireField{
+		{name: "type", str: &w.Type},
+		{name: "thread-id", str: &w.ThreadID},
+	}, w.snakeWire.fields()...)
 }
 
 // codex is Codex's hook protocol: hooks.json lifecycle hooks on stdin, or
@@ -26,7 +34,7 @@ func codex() adapter {
 		},
 		parse: func(ev *Event, payload []byte) error {
 			var w codexWire
-			if err := decode(payload, &w); err != nil {
+			if err := decode(payload, w.fields()); err != nil {
 				return err
 			}
 			if w.HookEventName == "" && w.Type != "" {

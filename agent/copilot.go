@@ -1,8 +1,7 @@
 package agent
 
 import (
-	"encoding/json"
-
+	"github.com/tetherdev/tether/internal/jsontext"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -11,18 +10,36 @@ import (
 // payload) or the VS Code compatible one (events configured as SessionStart,
 // ...; snake_case keys and hook_event_name).
 type copilotWire struct {
-	HookEventName       string          `json:"hook_event_name"`
-	SessionIDCamel      string          `json:"sessionId"`
-	SessionID           string          `json:"session_id"`
-	Cwd                 string          `json:"cwd"`
-	TranscriptPathCamel string          `json:"transcriptPath"`
-	TranscriptPath      string          `json:"transcript_path"`
-	Prompt              string          `json:"prompt"`
-	Source              string          `json:"source"` // startup | resume | new
-	Reason              string          `json:"reason"` // complete | error | abort | timeout | user_exit
-	Error               json.RawMessage `json:"error"`  // errorOccurred: {message, name, stack}
-	Recoverable         *bool           `json:"recoverable"`
+	HookEventName       string
+	SessionIDCamel      string
+	SessionID           string
+	Cwd                 string
+	TranscriptPathCamel string
+	TranscriptPath      string
+	Prompt              string
+	Source              string // startup | resume | new
+	Reason              string // complete | error | abort | timeout | user_exit
+	Error               []byte // errorOccurred: {message, name, stack}, raw
+	Recoverable         *bool
 	foreign
+}
+
+// fields lists copilotWire's own keys first: its sessionId hides
+// foreign's.
+func (w *copilotWire) fields() []wireField {
+	return append([]wireField{
+		{name: "hook_event_name", str: &w.HookEventName},
+		{name: "sessionId", str: &w.SessionIDCamel},
+		{name: "session_id", str: &w.SessionID},
+		{name: "cwd", str: &w.Cwd},
+		{name: "transcriptPath", str: &w.TranscriptPathCamel},
+		{name: "transcript_path", str: &w.TranscriptPath},
+		{name: "prompt", str: &w.Prompt},
+		{name: "source", str: &w.Source},
+		{name: "reason", str: &w.Reason},
+		{name: "error", raw: &w.Error},
+		{name: "recoverable", flag: &w.Recoverable},
+	}, w.foreign.fields()...)
 }
 
 // copilot is GitHub Copilot CLI's hook protocol. In the camelCase format the
@@ -34,7 +51,7 @@ func copilot() adapter {
 		tracks: func(native string) bool { _, ok := copilotKind(native); return ok },
 		parse: func(ev *Event, payload []byte) error {
 			var w copilotWire
-			if err := decode(payload, &w); err != nil {
+			if err := decode(payload, w.fields()); err != nil {
 				return err
 			}
 			id := firstNonEmpty(w.SessionIDCamel, w.SessionID)
@@ -81,26 +98,24 @@ func copilot() adapter {
 }
 
 // copilotErrorMessage reads errorOccurred's error, an object with a message
-// and a name.
-func copilotErrorMessage(raw json.RawMessage) string {
-	var e struct {
-		Message string `json:"message"`
-		Name    string `json:"name"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
-			return s
+// and a name, or else a string.
+func copilotErrorMessage(raw []byte) string {
+	var message, name string
+	if decode(raw, []wireField{{name: "message", str: &message}, {name: "name", str: &name}}) != nil {
+		if v, err := jsontext.Parse(raw); err == nil {
+			if s, err := v.Unquote(); err == nil && s != "" {
+				return s
+			}
 		}
 		return "error occurred"
 	}
 	switch {
-	case e.Name != "" && e.Message != "":
-		return e.Name + ": " + e.Message
-	case e.Message != "":
-		return e.Message
+	case name != "" && message != "":
+		return name + ": " + message
+	case message != "":
+		return message
 	}
-	return firstNonEmpty(e.Name, "error occurred")
+	return firstNonEmpty(name, "error occurred")
 }
 
 // copilotKind maps Copilot CLI's events, in both formats. userPromptSubmitted

@@ -11,18 +11,36 @@ import (
 // and sessionEnd also carry the same ID as session_id. Only some events
 // carry a cwd.
 type cursorWire struct {
-	HookEventName  string   `json:"hook_event_name"`
-	ConversationID string   `json:"conversation_id"`
-	SessionID      string   `json:"session_id"`
-	WorkspaceRoots []string `json:"workspace_roots"`
-	Cwd            string   `json:"cwd"`
-	TranscriptPath string   `json:"transcript_path"`
-	Model          string   `json:"model"`
-	Prompt         string   `json:"prompt"`        // beforeSubmitPrompt
-	Status         string   `json:"status"`        // stop: completed | aborted | error
-	Reason         string   `json:"reason"`        // sessionEnd: completed | aborted | error | window_close | user_close
-	ErrorMessage   string   `json:"error_message"` // sessionEnd with reason error
+	HookEventName  string
+	ConversationID string
+	SessionID      string
+	WorkspaceRoots []string
+	Cwd            string
+	TranscriptPath string
+	Model          string
+	Prompt         string // beforeSubmitPrompt
+	Status         string // stop: completed | aborted | error
+	Reason         string // sessionEnd: completed | aborted | error | window_close | user_close
+	ErrorMessage   string // sessionEnd with reason error
 	foreign
+}
+
+// fields lists cursorWire's own keys first: its conversation_id and
+// workspace_roots hide foreign's.
+func (w *cursorWire) fields() []wireField {
+	return append([]wireField{
+		{name: "hook_event_name", str: &w.HookEventName},
+		{name: "conversation_id", str: &w.ConversationID},
+		{name: "session_id", str: &w.SessionID},
+		{name: "workspace_roots", strs: &w.WorkspaceRoots},
+		{name: "cwd", str: &w.Cwd},
+		{name: "transcript_path", str: &w.TranscriptPath},
+		{name: "model", str: &w.Model},
+		{name: "prompt", str: &w.Prompt},
+		{name: "status", str: &w.Status},
+		{name: "reason", str: &w.Reason},
+		{name: "error_message", str: &w.ErrorMessage},
+	}, w.foreign.fields()...)
 }
 
 // cursor is Cursor's hook protocol (editor and CLI): JSON on stdin with
@@ -35,7 +53,7 @@ func cursor() adapter {
 		tracks: func(native string) bool { _, ok := cursorKind(native); return ok },
 		parse: func(ev *Event, payload []byte) error {
 			var w cursorWire
-			if err := decode(payload, &w); err != nil {
+			if err := decode(payload, w.fields()); err != nil {
 				return err
 			}
 			id := firstNonEmpty(w.ConversationID, w.SessionID)

@@ -1,33 +1,48 @@
 package agent
 
-import "encoding/json"
-
 // snakeWire is the payload shape Claude Code, Gemini CLI and Codex share:
 // snake_case keys, the event in hook_event_name. Only the fields tether
 // reads are declared; the decoder skips the rest (tool inputs, responses)
-// without allocating them.
+// without decoding them.
 type snakeWire struct {
-	HookEventName  string `json:"hook_event_name"`
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"` // null for Codex sessions without a transcript
-	Cwd            string `json:"cwd"`
-	Prompt         string `json:"prompt"`
-	Source         string `json:"source"`
-	Trigger        string `json:"trigger"` // older Gemini CLI builds name SessionStart's source "trigger"
-	Reason         string `json:"reason"`
-	Model          string `json:"model"`
+	HookEventName  string
+	SessionID      string
+	TranscriptPath string // null for Codex sessions without a transcript
+	Cwd            string
+	Prompt         string
+	Source         string
+	Trigger        string // older Gemini CLI builds name SessionStart's source "trigger"
+	Reason         string
+	Model          string
 	// AgentID is set only when the hook fires inside a subagent.
-	AgentID      string `json:"agent_id"`
-	Error        string `json:"error"` // StopFailure: the error type, e.g. rate_limit
-	ErrorDetails string `json:"error_details"`
+	AgentID      string
+	Error        string // StopFailure: the error type, e.g. rate_limit
+	ErrorDetails string
 	foreign
+}
+
+func (w *snakeWire) fields() []wireField {
+	return append([]wireField{
+		{name: "hook_event_name", str: &w.HookEventName},
+		{name: "session_id", str: &w.SessionID},
+		{name: "transcript_path", str: &w.TranscriptPath},
+		{name: "cwd", str: &w.Cwd},
+		{name: "prompt", str: &w.Prompt},
+		{name: "source", str: &w.Source},
+		{name: "trigger", str: &w.Trigger},
+		{name: "reason", str: &w.Reason},
+		{name: "model", str: &w.Model},
+		{name: "agent_id", str: &w.AgentID},
+		{name: "error", str: &w.Error},
+		{name: "error_details", str: &w.ErrorDetails},
+	}, w.foreign.fields()...)
 }
 
 // decodeSnake decodes a snake_case payload and fills ev's common fields
 // from it.
 func decodeSnake(self string, ev *Event, payload []byte) (snakeWire, error) {
 	var w snakeWire
-	if err := decode(payload, &w); err != nil {
+	if err := decode(payload, w.fields()); err != nil {
 		return w, err
 	}
 	return w, w.fill(self, ev)
@@ -56,11 +71,9 @@ func stopFailureReason(w snakeWire, payload []byte) string {
 	if detail == "" {
 		// last_assistant_message holds the shown error text here, but on a
 		// Stop it is the whole reply: decode it only on this rare path.
-		var m struct {
-			LastAssistantMessage string `json:"last_assistant_message"`
-		}
-		if json.Unmarshal(payload, &m) == nil {
-			detail = m.LastAssistantMessage
+		var m string
+		if decode(payload, []wireField{{name: "last_assistant_message", str: &m}}) == nil {
+			detail = m
 		}
 	}
 	switch {

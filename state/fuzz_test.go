@@ -31,7 +31,7 @@ func FuzzDecodeSession(f *testing.F) {
 		if !reflect.DeepEqual(known, ref) {
 			t.Fatalf("decoded %+v, json.Unmarshal says %+v", known, ref)
 		}
-		out, err := marshal(s)
+		out, err := encodeSession(s)
 		if err != nil {
 			t.Fatalf("re-encode %q: %v", data, err)
 		}
@@ -39,7 +39,7 @@ func FuzzDecodeSession(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-read of %q (from %q): %v", out, data, err)
 		}
-		out2, err := marshal(again)
+		out2, err := encodeSession(again)
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("not stable:\n%s\n%s", out, out2)
 		}

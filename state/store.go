@@ -265,7 +265,7 @@ func (t *Tx) AppendTurn(rec TurnRecord) error {
 	if rec.T == "" {
 		return errors.New("append turn: record has no kind (t)")
 	}
-	b, err := marshal(rec)
+	b, err := encodeTurn(rec)
 	if err != nil {
 		return fmt.Errorf("append turn %d: %w", rec.Turn, err)
 	}
@@ -375,11 +375,11 @@ func appendOnly(id string, l loaded, tx *Tx) bool {
 		applyTurn(want, r)
 	}
 	want.UpdatedAt, want.TurnLogSize = tx.Session.UpdatedAt, tx.Session.TurnLogSize
-	a, err := marshal(want)
+	a, err := encodeSession(want)
 	if err != nil {
 		return false
 	}
-	b, err := marshal(tx.Session)
+	b, err := encodeSession(tx.Session)
 	return err == nil && bytes.Equal(a, b)
 }
 
@@ -441,7 +441,7 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 		logSynced = wait
 		sess.TurnLogSize = size
 	}
-	data, err := marshal(sess)
+	data, err := encodeSession(sess)
 	if err != nil {
 		return errors.Join(fmt.Errorf("encode: %w", err), logSynced())
 	}

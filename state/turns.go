@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -224,8 +223,8 @@ func parseTurns(data []byte) ([]TurnRecord, int64) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var r TurnRecord
-		if err := json.Unmarshal(line, &r); err != nil || r.T == "" {
+		r, err := decodeTurn(line)
+		if err != nil || r.T == "" {
 			continue
 		}
 		recs = append(recs, r)

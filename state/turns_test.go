@@ -87,8 +87,8 @@ func TestApplyTurn(t *testing.T) {
 }
 
 func sessionsEqual(a, b Session) bool {
-	ja, err1 := marshal(a)
-	jb, err2 := marshal(b)
+	ja, err1 := encodeSession(&a)
+	jb, err2 := encodeSession(&b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 

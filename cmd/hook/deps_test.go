@@ -13,7 +13,7 @@ import (
 func TestDependencies(t *testing.T) {
 	const module = "github.com/tetherdev/tether/"
 	allowed := func(pkg string) bool {
-		for _, p := range []string{"golang.org/x/sys", module + "proclive", module + "state", module + "agent", module + "gitdir", module + "cmd/hook"} {
+		for _, p := range []string{"golang.org/x/sys", module + "proclive", module + "state", module + "agent", module + "gitdir", module + "internal/jsontext", module + "cmd/hook"} {
 			if pkg == p || strings.HasPrefix(pkg, p+"/") {
 				return true
 			}
