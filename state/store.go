@@ -400,7 +400,7 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 		return err
 	}
 	if logAt == locLive && sess.TurnLogSize+int64(len(tx.turns))-l.disk <= maxTurnTail && appendOnly(id, l, tx) {
-		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns)
+		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns, false)
 		if err != nil {
 			return err
 		}
@@ -434,7 +434,7 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 		if logAt == locNone {
 			logAt = target
 		}
-		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns)
+		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns, true)
 		if err != nil {
 			return err
 		}

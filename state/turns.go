@@ -11,13 +11,13 @@ import (
 	"unicode/utf8"
 )
 
-// appendLog appends encoded records to a turn log and starts its fsync,
-// so the caller can write the state meanwhile: the returned wait reports
-// when the records are durable, and must be called in every case (it
-// closes the file). A torn last line left by a crash mid-append is cut off
-// first: it was never acknowledged, and appending after it would glue the
-// next record to it.
-func (s *Store) appendLog(root *os.Root, rel string, data []byte) (size int64, wait func() error, err error) {
+// appendLog appends encoded records to a turn log and fsyncs it; with
+// background, the fsync runs while the caller goes on (writing the state
+// meanwhile) and the returned wait reports when the records are durable.
+// wait must be called in every case: it closes the file. A torn last line
+// left by a crash mid-append is cut off first: it was never acknowledged,
+// and appending after it would glue the next record to it.
+func (s *Store) appendLog(root *os.Root, rel string, data []byte, background bool) (size int64, wait func() error, err error) {
 	f, err := s.openFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return 0, nil, fmt.Errorf("append turn log: %w", err)
@@ -27,20 +27,24 @@ func (s *Store) appendLog(root *os.Root, rel string, data []byte) (size int64, w
 		f.Close()
 		return 0, nil, fmt.Errorf("append turn log %s: %w", rel, err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	syncClose := func() error {
 		err := f.Sync()
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		done <- err
-	}()
-	return size, func() error {
-		if err := <-done; err != nil {
+		if err != nil {
 			return fmt.Errorf("append turn log %s: %w", rel, err)
 		}
 		return nil
-	}, nil
+	}
+	if !background {
+		// Inline: a goroutine would cost a thread hand-off for nothing.
+		err := syncClose()
+		return size, func() error { return err }, nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- syncClose() }()
+	return size, func() error { return <-done }, nil
 }
 
 // appendRecords cuts a torn tail, writes data and returns the log's new
@@ -128,6 +132,10 @@ func trimPrompt(p string) string {
 // last newline. Usually the last byte is one; otherwise it reads back in
 // chunks.
 func completeLength(f *os.File, size int64) (int64, error) {
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err == nil && last[0] == '\n' {
+		return size, nil
+	}
 	buf := make([]byte, 4096)
 	end := size
 	for end > 0 {
