@@ -27,6 +27,8 @@
 //     launches `tether-sweep run --quiet` detached, at most once a minute per
 //     repository, and never waits for it.
 //   - It imports only the standard library, golang.org/x/sys and tether's
-//     proclive, state, agent and gitdir packages (a test checks this), and
-//     never runs git.
+//     proclive, state, agent, gitdir and internal/jsontext packages (a test
+//     checks this), and never runs git. JSON on its path goes through
+//     jsontext, not encoding/json, whose first use alone would cost a
+//     tenth of the hook's budget.
 package main
