@@ -103,6 +103,12 @@ type GitHubLink struct {
 	RetryAt   time.Time `json:"retry_at,omitzero"` // no GitHub calls for this session before then (rate limits)
 }
 
+// InUse records that the agent is using the session (it started it, or a
+// turn): resumable again if there is a transcript to resume from.
+func (s *Session) InUse() {
+	s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+}
+
 // PendingTurns is the number of turns started but not yet condensed.
 func (s *Session) PendingTurns() int { return s.Turns - s.CondensedTurns }
 

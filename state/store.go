@@ -195,7 +195,7 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 			l.sess, l.from, l.raw = sess, w, raw
 		}
 	}
-	if l.sess != nil && l.sess.Version <= SchemaVersion {
+	if l.sess != nil {
 		l.disk = l.sess.TurnLogSize
 		l.tail = s.replayTurns(root, l.sess, locLive, locEnded)
 	}
@@ -332,8 +332,12 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 // rewriting the state (see commit), so this is how every reader sees the
 // session as it is; it also counts the records of a writer that died
 // between its append and its state. It costs one stat when the state is
-// up to date.
+// up to date. A session of a newer schema is left as written: its records
+// may mean more than this build knows.
 func (s *Store) replayTurns(root *os.Root, sess *Session, homes ...where) []TurnRecord {
+	if sess.Version > SchemaVersion {
+		return nil
+	}
 	size := int64(-1)
 	for _, w := range homes {
 		if fi, err := root.Stat(logPath(w, sess.ID)); err == nil {
@@ -359,12 +363,14 @@ func (s *Store) replayTurns(root *os.Root, sess *Session, homes ...where) []Turn
 // file before a turn event rewrites the state, so readers replay little.
 const maxTurnTail = 4 << 10
 
-// appendOnly reports whether a transaction changed nothing but what its
-// turn records say, so that appending them is the whole write. It
-// rebuilds the session from the state file as read plus every record past
-// it, and compares.
-func appendOnly(id string, l loaded, tx *Tx) bool {
-	if !tx.Exists || len(tx.recs) == 0 || l.from != locLive || l.has[locEnded] || homeOf(tx.Session.Phase) != locLive {
+// appendOnly reports whether appending a transaction's turn records is
+// the whole write: the session stays in sessions/ with its log, the log
+// stays within maxTurnTail of the state file, and the transaction changed
+// nothing but what its records say. For the last, it rebuilds the session
+// from the state file as read plus every record past it, and compares.
+func appendOnly(id string, l loaded, tx *Tx, logAt where) bool {
+	if !tx.Exists || len(tx.recs) == 0 || l.from != locLive || l.has[locEnded] || logAt != locLive ||
+		homeOf(tx.Session.Phase) != locLive || tx.Session.TurnLogSize+int64(len(tx.turns))-l.disk > maxTurnTail {
 		return false
 	}
 	want, err := decodeSession(l.raw, id)
@@ -399,7 +405,7 @@ func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
 	if err != nil {
 		return err
 	}
-	if logAt == locLive && sess.TurnLogSize+int64(len(tx.turns))-l.disk <= maxTurnTail && appendOnly(id, l, tx) {
+	if appendOnly(id, l, tx, logAt) {
 		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns, false)
 		if err != nil {
 			return err
@@ -609,7 +615,7 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 			if s.maybeMoving(root, w, id) && s.inOtherHome(root, w, sess) {
 				continue
 			}
-			if w == locLive && sess.Version <= SchemaVersion {
+			if w == locLive {
 				s.replayTurns(root, sess, locLive) // List never looks in ended/
 			}
 			out = append(out, sess)

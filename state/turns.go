@@ -93,9 +93,7 @@ func applyTurn(s *Session, r TurnRecord) {
 		s.Turns = max(s.Turns, r.Turn)
 		s.LastTurnStartedAt = r.At
 		s.LastPrompt = trimPrompt(r.Prompt)
-		// A turn is the agent using its session: resumable again if there
-		// is a transcript to resume from.
-		s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+		s.InUse()
 		if s.Phase != PhaseEnded {
 			s.Phase = PhaseActive
 		}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -110,67 +111,133 @@ func TestTrimPrompt(t *testing.T) {
 	}
 }
 
-// A turn's state write skips the directory fsync, so a crash may lose its
-// rename and bring back the previous state file. Its records are durable:
-// the next transaction replays them, and the session reads as if the
-// rename had been kept.
-func TestLostRenameIsReplayed(t *testing.T) {
+// A turn event that changes nothing but its record is one append: the
+// state file stays as it was, and Load, List and Mutate all replay the
+// record. Anything else in the same transaction, or a log running
+// maxTurnTail past the state file, rewrites the state.
+func TestTurnEventIsOneAppend(t *testing.T) {
 	st, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	statePath := filepath.Join(st.Dir(), "sessions", "r.json")
+	logPath := filepath.Join(st.Dir(), "sessions", "r.turns.jsonl")
+	onDisk := func() (raw []byte, sess Session) {
+		t.Helper()
+		raw, err := os.ReadFile(statePath)
+		if err == nil {
+			err = sess.UnmarshalJSON(raw)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw, sess
+	}
+	logSize := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	turnStart := func(at time.Time, prompt string) {
+	turn := func(i int, also func(*Session)) {
 		t.Helper()
 		if _, err := st.MutateTx("r", func(tx *Tx) error {
 			tx.Session.TranscriptPath = "/t.jsonl"
-			return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: tx.Session.Turns + 1, At: at, Prompt: prompt})
+			if also != nil {
+				also(tx.Session)
+			}
+			if tx.Session.Phase == PhaseActive {
+				return tx.AppendTurn(TurnRecord{T: RecTurnEnd, Turn: tx.Session.Turns, At: t0.Add(time.Duration(i) * time.Second)})
+			}
+			return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: tx.Session.Turns + 1, At: t0.Add(time.Duration(i) * time.Second),
+				Prompt: fmt.Sprintf("prompt %d", i), Owner: &proclive.Identity{PID: 1000 + i}})
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	turnEnd := func(at time.Time) {
+	// Every reader sees the same session: the state file plus its log.
+	agree := func(want func(Session) string) Session {
 		t.Helper()
-		if _, err := st.MutateTx("r", func(tx *Tx) error {
-			return tx.AppendTurn(TurnRecord{T: RecTurnEnd, Turn: tx.Session.Turns, At: at})
-		}); err != nil {
+		loaded, err := st.Load("r")
+		if err != nil {
 			t.Fatal(err)
 		}
+		listed, _, err := st.List()
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("List = %v, %v", listed, err)
+		}
+		mutated, err := st.Mutate("r", func(*Session) error { return ErrNoChange })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*Session{loaded, listed[0], mutated} {
+			if !sessionsEqual(*s, *loaded) {
+				t.Fatalf("readers disagree:\n%+v\n%+v", *s, *loaded)
+			}
+			if msg := want(*s); msg != "" {
+				t.Fatal(msg)
+			}
+			if s.TurnLogSize != logSize() {
+				t.Fatalf("turn_log_size %d, log %d bytes", s.TurnLogSize, logSize())
+			}
+		}
+		return *loaded
 	}
-	turnStart(t0, "one")
-	turnEnd(t0.Add(time.Second))
-	path := filepath.Join(st.Dir(), "sessions", "r.json")
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+
+	turn(0, nil) // the first write of a session is the state file
+	first, _ := onDisk()
+	turn(1, nil)
+	turn(2, nil)
+	if raw, _ := onDisk(); !bytes.Equal(raw, first) {
+		t.Fatalf("a turn rewrote the state file:\n%s\n%s", first, raw)
 	}
-	turnStart(t0.Add(2*time.Second), "two")
-	want, err := st.Load("r")
-	if err != nil {
-		t.Fatal(err)
+	agree(func(s Session) string {
+		if s.Phase != PhaseActive || s.Turns != 2 || s.LastPrompt != "prompt 2" || s.Owner == nil || s.Owner.PID != 1002 ||
+			!s.LastTurnEndedAt.Equal(t0.Add(time.Second)) || !s.Resumable {
+			return fmt.Sprintf("after two appends: %+v", s)
+		}
+		return ""
+	})
+
+	// A change beside the turn is written with it.
+	turn(3, func(s *Session) { s.Branch = "feat" })
+	if _, disk := onDisk(); disk.Branch != "feat" || disk.TurnLogSize != logSize() || disk.Phase != PhaseIdle {
+		t.Fatalf("state file after a turn that also moved the branch: %+v", disk)
 	}
-	// The crash: the last rename never reached the disk.
-	if err := os.WriteFile(path, before, 0o600); err != nil {
-		t.Fatal(err)
+
+	// The log never runs more than maxTurnTail past the state file, and
+	// turn numbers run on without repeats.
+	rewrites := 0
+	for i := 4; i < 80; i++ {
+		before, _ := onDisk()
+		turn(i, nil)
+		after, disk := onDisk()
+		if !bytes.Equal(before, after) {
+			rewrites++
+		}
+		if lag := logSize() - disk.TurnLogSize; lag > maxTurnTail {
+			t.Fatalf("turn %d: the log runs %d bytes past the state file", i, lag)
+		}
 	}
-	got, err := st.Mutate("r", func(*Session) error { return ErrNoChange })
-	if err != nil {
-		t.Fatal(err)
+	if rewrites == 0 || rewrites > 10 {
+		t.Errorf("%d state rewrites over 76 turn events", rewrites)
 	}
-	if got.Phase != PhaseActive || got.Turns != 2 || got.LastPrompt != "two" ||
-		!got.LastTurnStartedAt.Equal(want.LastTurnStartedAt) || got.TurnLogSize != want.TurnLogSize || !got.Resumable {
-		t.Fatalf("after replay: %+v\nwant the state of the lost write: %+v", got, want)
-	}
-	// The next turn continues the numbering, and nothing is doubled.
-	turnEnd(t0.Add(3 * time.Second))
-	turnStart(t0.Add(4*time.Second), "three")
+	agree(func(s Session) string {
+		if s.Turns != 40 || s.Phase != PhaseIdle {
+			return fmt.Sprintf("after 80 events: %+v", s)
+		}
+		return ""
+	})
 	recs, _, err := st.ReadTurns("r", 0)
-	if err != nil || len(recs) != 5 {
-		t.Fatalf("records %+v, %v", recs, err)
+	if err != nil || len(recs) != 80 {
+		t.Fatalf("%d records, %v", len(recs), err)
 	}
-	for i, want := range []int{1, 1, 2, 2, 3} {
-		if recs[i].Turn != want {
-			t.Fatalf("record %d is turn %d, want %d", i, recs[i].Turn, want)
+	for i, r := range recs {
+		if r.Turn != i/2+1 {
+			t.Fatalf("record %d is turn %d", i, r.Turn)
 		}
 	}
 }

@@ -262,7 +262,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		case ev.SessionGone:
 			s.Resumable, s.ResumableReason = false, "agent reported the session is gone"
 		case ev.Kind == state.EventSessionStart:
-			s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+			s.InUse() // a turn start does the same through its record
 		}
 		if ev.Kind == state.EventError {
 			s.LastError = ev.Reason
