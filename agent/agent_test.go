@@ -11,9 +11,9 @@ import (
 	"github.com/tetherdev/tether/state"
 )
 
-// claudeFixtures are the payloads recorded from Claude Code, shared by the
-// whole project (DESIGN.md).
-const claudeFixtures = "../../shared/fixtures/claude-code"
+// claudeFixtures are the payloads recorded from the real Claude Code CLI
+// (testdata/recorded/<agent>/ holds every agent's recordings).
+const claudeFixtures = "testdata/recorded/claude-code"
 
 const (
 	devCwd         = "/home/dev/project"
@@ -127,7 +127,7 @@ func readFixture(t testing.TB, path string) []byte {
 func TestClaudeCodeFixtures(t *testing.T) {
 	entries, err := os.ReadDir(claudeFixtures)
 	if err != nil {
-		t.Fatalf("the recorded Claude Code payloads must be beside the repo: %v", err)
+		t.Fatalf("the recorded Claude Code payloads: %v", err)
 	}
 	seen := map[string]bool{}
 	for _, e := range entries {

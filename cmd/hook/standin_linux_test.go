@@ -15,9 +15,9 @@ import (
 	"github.com/tetherdev/tether/state"
 )
 
-// claudeFixtures are the payloads recorded from Claude Code, shared by the
-// whole project (DESIGN.md), beside the repository.
-const claudeFixtures = "../../../shared/fixtures/claude-code"
+// claudeFixtures are the payloads recorded from the real Claude Code CLI,
+// kept with the agent adapters that parse them.
+const claudeFixtures = "../../agent/testdata/recorded/claude-code"
 
 func fixture(t *testing.T, name string) string {
 	t.Helper()
