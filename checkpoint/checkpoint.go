@@ -26,6 +26,7 @@ type Checkpoint struct {
 	Version     int                `json:"version"`
 	ID          string             `json:"id"`
 	Session     string             `json:"session"`
+	Incarnation string             `json:"incarnation,omitempty"` // of the session's record (state.Session.Incarnation)
 	Agent       string             `json:"agent"`
 	Worktree    string             `json:"worktree,omitempty"`
 	Branch      string             `json:"branch,omitempty"`
@@ -88,12 +89,16 @@ type Transcript struct {
 	Reason      string `json:"unavailable_reason,omitempty"`
 }
 
-// checkpointID derives a checkpoint's ID from its session and the turn-log
-// offset it starts at. The end is left out on purpose: a retry after a
-// crash may see more turns than the attempt that crashed, and must replace
-// that attempt's checkpoint, not add a second one holding the same turns.
-func checkpointID(session string, from int64) string {
-	sum := sha256.Sum256([]byte("tether-checkpoint\x00" + session + "\x00" + strconv.FormatInt(from, 10)))
+// checkpointID derives a checkpoint's ID from its session, the session
+// record's incarnation and the turn-log offset it starts at. The session
+// ID and offset alone come back when an agent resumes a session whose
+// record `clean` removed (or a quarantine, or another clone, started
+// afresh): the incarnation, new with every record, keeps those apart. The
+// end is left out on purpose: a retry after a crash may see more turns
+// than the attempt that crashed, and must replace that attempt's
+// checkpoint, not add a second one holding the same turns.
+func checkpointID(session, incarnation string, from int64) string {
+	sum := sha256.Sum256([]byte("tether-checkpoint\x00" + session + "\x00" + incarnation + "\x00" + strconv.FormatInt(from, 10)))
 	return hex.EncodeToString(sum[:8])
 }
 

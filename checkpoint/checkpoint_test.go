@@ -92,8 +92,8 @@ func TestTranscriptSpan(t *testing.T) {
 }
 
 func TestCheckpointID(t *testing.T) {
-	a := checkpointID("sess-1", 0)
-	if a != checkpointID("sess-1", 0) {
+	a := checkpointID("sess-1", "inc-a", 0)
+	if a != checkpointID("sess-1", "inc-a", 0) {
 		t.Fatal("checkpointID is not deterministic")
 	}
 	if len(a) != 16 || !validID(a) {
@@ -101,13 +101,15 @@ func TestCheckpointID(t *testing.T) {
 	}
 	seen := map[string]string{}
 	for _, s := range []string{"sess-1", "sess-2", "sess-10", "sess-1\x000"} {
-		for _, off := range []int64{0, 1, 10, 100, 1 << 40} {
-			id := checkpointID(s, off)
-			key := fmt.Sprintf("%q@%d", s, off)
-			if prev, dup := seen[id]; dup {
-				t.Fatalf("checkpointID(%q) collides with %s", key, prev)
+		for _, inc := range []string{"", "inc-a", "inc-b"} {
+			for _, off := range []int64{0, 1, 10, 100, 1 << 40} {
+				id := checkpointID(s, inc, off)
+				key := fmt.Sprintf("%q/%s@%d", s, inc, off)
+				if prev, dup := seen[id]; dup {
+					t.Fatalf("checkpointID(%s) collides with %s", key, prev)
+				}
+				seen[id] = key
 			}
-			seen[id] = key
 		}
 	}
 }

@@ -119,6 +119,13 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash)
 	if err != nil {
 		return nil, err
 	}
+	if s.Incarnation == "" {
+		// Written by an older tether: name the record before naming
+		// checkpoints after it (any write gives it one).
+		if s, err = st.Mutate(id, func(*state.Session) error { return nil }); err != nil {
+			return nil, err
+		}
+	}
 	recs, next, err := st.ReadTurns(id, s.Condensed)
 	if err != nil {
 		return nil, err
@@ -142,7 +149,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash)
 	j := &job{next: next, condensedTurns: s.CondensedTurns}
 	switch {
 	case len(recs) > 0:
-		cp = newCheckpoint(s, checkpointID(id, s.Condensed), LogRange{From: s.Condensed, To: next}, r.redactPrompts(pairTurns(recs, ended)))
+		cp = newCheckpoint(s, checkpointID(id, s.Incarnation, s.Condensed), LogRange{From: s.Condensed, To: next}, r.redactPrompts(pairTurns(recs, ended)))
 		contFrom := int64(-1)
 		if prev != nil && prev.lastTurnRunning() && len(cp.Turns) > 0 && !prev.Transcript.Unavailable && prev.Transcript.Path == s.TranscriptPath {
 			if pt := prev.Turns[len(prev.Turns)-1]; pt.Turn == cp.Turns[0].Turn && cp.Turns[0].Continued {
@@ -168,6 +175,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash)
 		turns := slices.Clone(prev.Turns)
 		turns[len(turns)-1].Running, turns[len(turns)-1].Interrupted = false, true
 		cp = newCheckpoint(s, prev.ID, prev.TurnLog, turns)
+		cp.Incarnation = prev.Incarnation // the record it was cut from, even one older than incarnations
 		sp = span{from: prev.Transcript.From, toEOF: true}
 		path = prev.Transcript.Path
 		if path == "" {
@@ -200,6 +208,7 @@ func newCheckpoint(s *state.Session, id string, log LogRange, turns []Turn) *Che
 		Version:     FormatVersion,
 		ID:          id,
 		Session:     s.ID,
+		Incarnation: s.Incarnation,
 		Agent:       s.Agent,
 		Worktree:    s.Worktree,
 		Branch:      s.Branch,
@@ -342,6 +351,21 @@ func recordCondensed(st *state.Store, j *job) error {
 // Read returns the checkpoint with the given ID, or the only one whose ID
 // starts with the given prefix (at least 4 hex digits).
 func (r *Repo) Read(id string) (*Checkpoint, error) {
+	all, err := r.read(id, false)
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// ReadVariants is Read, followed by the other versions of the checkpoint
+// that merges kept beside it (checkpoint.theirs-<hash>.json): two clones
+// that once held different content under one ID both keep theirs visible.
+func (r *Repo) ReadVariants(id string) ([]*Checkpoint, error) {
+	return r.read(id, true)
+}
+
+func (r *Repo) read(id string, variants bool) ([]*Checkpoint, error) {
 	if err := r.refresh(); err != nil {
 		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
 	}
@@ -353,23 +377,72 @@ func (r *Repo) Read(id string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
 	}
-	return r.readAt(root, id)
+	full, dir, err := r.find(root, id)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := r.treeEntries(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
+	}
+	var ours *Checkpoint
+	var theirs []*Checkpoint
+	for _, e := range entries {
+		isTheirs := strings.HasPrefix(e.Name, "checkpoint.theirs-")
+		if e.Name != "checkpoint.json" && !(variants && isTheirs) {
+			continue
+		}
+		cp, err := r.readCheckpointBlob(e.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint %s: %s: %w", full, e.Name, err)
+		}
+		if isTheirs {
+			theirs = append(theirs, cp)
+		} else {
+			ours = cp
+		}
+	}
+	if ours == nil {
+		return nil, fmt.Errorf("read checkpoint %s: no checkpoint.json", full)
+	}
+	return append([]*Checkpoint{ours}, theirs...), nil
 }
 
 // readAt reads a checkpoint from the branch tree root.
 func (r *Repo) readAt(root plumbing.Hash, id string) (*Checkpoint, error) {
+	full, dir, err := r.find(root, id)
+	if err != nil {
+		return nil, err
+	}
+	e, ok, err := r.lookup(dir, "checkpoint.json")
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("read checkpoint %s: no checkpoint.json", full)
+	}
+	cp, err := r.readCheckpointBlob(e.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
+	}
+	return cp, nil
+}
+
+// find resolves a checkpoint ID, or a unique prefix of one, to its full ID
+// and the tree of its directory under the branch tree root.
+func (r *Repo) find(root plumbing.Hash, id string) (string, plumbing.Hash, error) {
 	if !validID(id) {
-		return nil, fmt.Errorf("read checkpoint %q: not a checkpoint ID: %w", id, ErrNotFound)
+		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %q: not a checkpoint ID: %w", id, ErrNotFound)
 	}
 	dir, ok, err := r.lookup(root, id[:2])
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
+		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
 	}
 	var matches []object.TreeEntry
 	if ok {
 		entries, err := r.treeEntries(dir.Hash)
 		if err != nil {
-			return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
+			return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
 		}
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name, id[2:]) {
@@ -379,28 +452,20 @@ func (r *Repo) readAt(root plumbing.Hash, id string) (*Checkpoint, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return nil, fmt.Errorf("checkpoint %s: %w", id, ErrNotFound)
+		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w", id, ErrNotFound)
 	case 1:
+		return id[:2] + matches[0].Name, matches[0].Hash, nil
 	default:
-		return nil, fmt.Errorf("checkpoint %s: prefix matches %d checkpoints", id, len(matches))
+		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: prefix matches %d checkpoints", id, len(matches))
 	}
-	full := id[:2] + matches[0].Name
-	e, ok, err := r.lookup(matches[0].Hash, "checkpoint.json")
+}
+
+func (r *Repo) readCheckpointBlob(h plumbing.Hash) (*Checkpoint, error) {
+	data, err := r.readBlob(h)
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
+		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("read checkpoint %s: no checkpoint.json", full)
-	}
-	data, err := r.readBlob(e.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
-	}
-	cp, err := parseCheckpoint(data)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
-	}
-	return cp, nil
+	return parseCheckpoint(data)
 }
 
 // addCounts returns c with o added, allocating c when needed: Counts.Add

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,8 +31,8 @@ func TestCondenseReadableByGit(t *testing.T) {
 		t.Fatalf("Condense = %+v, want one checkpoint of 2 turns", res)
 	}
 	id := res[0].Checkpoint
-	if id != checkpointID("sess-1", 0) {
-		t.Errorf("checkpoint ID %s, want %s", id, checkpointID("sess-1", 0))
+	if want := checkpointID("sess-1", a.load().Incarnation, 0); id != want {
+		t.Errorf("checkpoint ID %s, want %s", id, want)
 	}
 
 	if log := runGit(t, f.dir, "log", "--format=%an %s", "tether/checkpoints/v1"); log != "tether tether: 1 checkpoint(s)" {
@@ -462,4 +463,69 @@ func TestCondenseAfterGC(t *testing.T) {
 		t.Error(err)
 	}
 	f.fsck(t)
+}
+
+// A checkpoint's ID is never reused for other content, whatever happens to
+// the session's record: the agent resumes the same session ID after the
+// record was cleaned away, quarantined or lost, and the new turn gets a
+// checkpoint of its own while the old one, and the note linking a commit
+// to it, keep what they held.
+func TestCheckpointIDNeverReused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		forget func(t *testing.T, f *fixture, a *agent)
+	}{
+		{"clean", func(t *testing.T, f *fixture, a *agent) {
+			a.end("session-end", false)
+			f.condense(t, a.id)
+			if err := f.st.Remove(a.id); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"quarantine", func(t *testing.T, f *fixture, a *agent) {
+			// A torn state file: the next write quarantines it.
+			if err := os.WriteFile(filepath.Join(f.st.Dir(), "sessions", a.id+".json"), []byte(`{"version":1,`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"state file lost", func(t *testing.T, f *fixture, a *agent) {
+			for _, name := range []string{a.id + ".json", a.id + ".turns.jsonl"} {
+				if err := os.Remove(filepath.Join(f.st.Dir(), "sessions", name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			a := f.agent(t, "resumed")
+			a.turn("the first task")
+			first := f.condense(t, a.id)[0].Checkpoint
+			commit := f.commit(t, "a.txt", "a")
+			if err := f.repo.Link(commit, []string{first}); err != nil {
+				t.Fatal(err)
+			}
+			before := f.show(t, first, "checkpoint.json")
+
+			tc.forget(t, f, a)
+			again := f.agent(t, a.id) // the agent resumes the same session ID
+			again.turn("the second task")
+			res := f.condense(t, a.id)
+			if len(res) != 1 || res[0].Checkpoint == first {
+				t.Fatalf("Condense = %+v: the new turn must not reuse checkpoint %s", res, first)
+			}
+			if after := f.show(t, first, "checkpoint.json"); after != before {
+				t.Errorf("checkpoint %s was rewritten:\n%s\nwas:\n%s", first, after, before)
+			}
+			if got := f.show(t, res[0].Checkpoint, "prompts.md"); !strings.Contains(got, "the second task") || strings.Contains(got, "the first task") {
+				t.Errorf("new checkpoint's prompts:\n%s", got)
+			}
+			if ids, err := f.repo.Notes(commit); err != nil || !slices.Equal(ids, []string{first}) {
+				t.Errorf("notes of the old commit = %v, %v", ids, err)
+			}
+			f.fsck(t)
+		})
+	}
 }

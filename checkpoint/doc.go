@@ -21,10 +21,16 @@
 //   - Every turn record and transcript byte reaches the branch once (a turn
 //     condensed while running is finished by a "continued" turn in the next
 //     checkpoint, which starts where the first slice stopped). A checkpoint's
-//     ID is derived from the session ID and the turn-log offset it starts
+//     ID is derived from the session ID, the incarnation of the session's
+//     record (state.Session.Incarnation) and the turn-log offset it starts
 //     at, so a retry after a crash rewrites the same path (replacing a
 //     partial attempt) instead of adding a second checkpoint, and turn-log
 //     offsets in the session state only move forward.
+//   - A checkpoint ID is never reused for other content: a session ID that
+//     comes back after `clean`, a quarantine or a lost state file, or in
+//     another clone, comes with a new record and so a new incarnation.
+//     Should two clones still hold different content under one ID (a store
+//     copied by hand), merging keeps both and ReadVariants returns both.
 //   - One Condense call writes at most one commit, however many sessions it
 //     condenses. Tree updates rewrite only the trees on the path to the new
 //     entries, so their cost does not grow with the size of the branch.

@@ -129,7 +129,7 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	}
 	dirs := map[string][]object.TreeEntry{}
 	for i := range n {
-		id := checkpointID("prebuilt", int64(i))
+		id := checkpointID("prebuilt", "", int64(i))
 		dirs[id[:2]] = append(dirs[id[:2]], treeEntry(id[2:], leaf))
 	}
 	var root []object.TreeEntry

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/tetherdev/tether/state"
 )
 
 // cluster is a bare repository on disk and real clones of it, each with
@@ -252,13 +254,15 @@ func TestPushRemoteMovesTwice(t *testing.T) {
 func TestMergeConflictKeepsBoth(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, 2)
-	// The same session ID in two clones: the same checkpoint ID, with
-	// different contents.
+	// One session record copied into two clones (a store copied by hand):
+	// the same checkpoint ID, with different contents.
 	for i, f := range c.clones {
-		f.agent(t, "same").turn(fmt.Sprintf("prompt in clone %d", i))
+		a := f.agent(t, "same")
+		a.mutate(func(tx *state.Tx) error { tx.Session.Incarnation = "copied"; return nil })
+		a.turn(fmt.Sprintf("prompt in clone %d", i))
 		f.condense(t, "same")
 	}
-	id := checkpointID("same", 0)
+	id := checkpointID("same", "copied", 0)
 	dir := id[:2] + "/" + id[2:]
 	theirs := map[string]string{}
 	for _, name := range []string{"checkpoint.json", "prompts.md", "transcript.jsonl"} {
@@ -297,11 +301,41 @@ func TestMergeConflictKeepsBoth(t *testing.T) {
 		if got, err := f.repo.Read(id); err != nil || got.Turns[0].Prompt != "prompt in clone 1" {
 			t.Errorf("clone %d: Read = %+v, %v", i, got, err)
 		}
+		all, err := f.repo.ReadVariants(id)
+		if err != nil || len(all) != 2 || all[0].Turns[0].Prompt != "prompt in clone 1" || all[1].Turns[0].Prompt != "prompt in clone 0" {
+			t.Errorf("clone %d: ReadVariants = %+v, %v; want ours, then theirs", i, all, err)
+		}
 		f.fsck(t)
 	}
 	// Merging the same sides again finds nothing new.
 	if res := c.fetch(t, 1); res.Branch != UpToDate || len(res.Conflicts) != 0 {
 		t.Errorf("fetch again: %+v", res)
+	}
+}
+
+// The same agent session recorded in two clones never shares a checkpoint
+// ID: each clone's record of it has its own incarnation.
+func TestSameSessionInTwoClonesGetsTwoCheckpoints(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 2)
+	var ids []string
+	for i, f := range c.clones {
+		f.agent(t, "same").turn(fmt.Sprintf("prompt in clone %d", i))
+		ids = append(ids, f.condense(t, "same")[0].Checkpoint)
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("both clones named their checkpoint %s", ids[0])
+	}
+	c.push(t, 0)
+	if res := c.push(t, 1); res.Merge == nil || len(res.Merge.Conflicts) != 0 {
+		t.Fatalf("merge %+v, want no conflict", res.Merge)
+	}
+	c.fetch(t, 0)
+	for i, id := range ids {
+		got, err := c.clones[0].repo.Read(id)
+		if err != nil || got.Turns[0].Prompt != fmt.Sprintf("prompt in clone %d", i) {
+			t.Errorf("checkpoint %s = %+v, %v", id, got, err)
+		}
 	}
 }
 

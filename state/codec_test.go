@@ -282,7 +282,7 @@ func encodeWith(s *Session, escapeHTML, ref bool) ([]byte, error) {
 
 func TestEncodeSessionMatchesReference(t *testing.T) {
 	full := sampleSession("s-1")
-	full.LastHookAt = full.UpdatedAt
+	full.LastHookAt, full.Incarnation = full.UpdatedAt, "inc"
 	full.ResumableReason, full.EndReason, full.EndNote, full.LastError = "r", EndInterrupted, "a <note> & more", "e"
 	full.EndedAt, full.Interrupted = full.UpdatedAt.In(time.FixedZone("", 3600)), true
 	full.Owner.Interactive = true
@@ -358,7 +358,7 @@ var extraValues = []string{`1`, ` { "a" : [ 1 , 2 ] } `, `"x\u0041 <&>"`, `null`
 
 func (g *gen) session() *Session {
 	s := &Session{
-		Version: int(g.int64() % 3), ID: g.str(), Agent: g.str(), Phase: Phase(g.str()), Worktree: g.str(), Branch: g.str(),
+		Version: int(g.int64() % 3), ID: g.str(), Incarnation: g.str(), Agent: g.str(), Phase: Phase(g.str()), Worktree: g.str(), Branch: g.str(),
 		StartedAt: g.time(), UpdatedAt: g.time(), LastTurnStartedAt: g.time(), LastTurnEndedAt: g.time(), LastHookAt: g.time(),
 		Turns: int(g.int64()), LastPrompt: g.str(), TranscriptPath: g.str(), Resumable: g.byte()%2 == 0, ResumableReason: g.str(),
 		EndedAt: g.time(), EndReason: g.str(), EndNote: g.str(), Interrupted: g.byte()%2 == 0,

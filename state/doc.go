@@ -25,6 +25,13 @@
 //   - Session IDs are validated and every path is opened through os.Root, so
 //     no ID or symlink leads outside the store.
 //   - Corrupt files are moved to quarantine/ with a reason, never deleted.
+//     A quarantined state file takes its session's turn log along, so a
+//     record created afresh under the same ID never replays turns that were
+//     not its own.
+//   - Every record of a session has an incarnation, a random name given when
+//     its state file is created: an ID the agent brings back after the
+//     record was removed, quarantined or lost gets a new one, so nothing
+//     named after a record (checkpoints) is named twice.
 //   - Fields this build does not know survive a read-modify-write, and a
 //     session written by a newer schema is read but never written.
 //

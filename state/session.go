@@ -2,6 +2,8 @@ package state
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/tetherdev/tether/proclive"
@@ -53,6 +55,7 @@ const (
 type Session struct {
 	Version           int                `json:"version"`
 	ID                string             `json:"id"`
+	Incarnation       string             `json:"incarnation,omitempty"` // see NewIncarnation
 	Agent             string             `json:"agent"`
 	Phase             Phase              `json:"phase"`
 	Worktree          string             `json:"worktree,omitempty"`
@@ -101,6 +104,18 @@ type GitHubLink struct {
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	LastError string    `json:"last_error,omitempty"`
 	RetryAt   time.Time `json:"retry_at,omitzero"` // no GitHub calls for this session before then (rate limits)
+}
+
+// newIncarnation names one record of a session. A state file gets one
+// when it is created (or, written by an older tether, at its next write)
+// and keeps it as long as it exists. An agent can bring a session ID back
+// after `clean` removed its record, after a quarantine, or in another
+// clone; the incarnation tells those records apart, so nothing named after
+// a record (its checkpoints) is ever named twice. It needs to be unique,
+// not secret: math/rand/v2's runtime-seeded generator costs the hook
+// nothing at start-up, unlike crypto/rand.
+func newIncarnation() string {
+	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }
 
 // InUse records that the agent is using the session (it started it, or a

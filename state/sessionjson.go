@@ -52,6 +52,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	e.open("")
 	e.int("version", int64(s.Version))
 	e.str("id", s.ID)
+	if s.Incarnation != "" {
+		e.str("incarnation", s.Incarnation)
+	}
 	e.str("agent", s.Agent)
 	e.str("phase", string(s.Phase))
 	if s.Worktree != "" {
@@ -225,7 +228,7 @@ func decodeSession(data []byte, id string) (*Session, error) {
 // against the tags).
 var (
 	sessionNames = []string{
-		"version", "id", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
+		"version", "id", "incarnation", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "owner",
 		"transcript_path", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
@@ -244,6 +247,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeInt(&s.Version, v)
 		case "id":
 			return decodeString(&s.ID, v)
+		case "incarnation":
+			return decodeString(&s.Incarnation, v)
 		case "agent":
 			return decodeString(&s.Agent, v)
 		case "phase":

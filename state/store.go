@@ -172,6 +172,7 @@ type loaded struct {
 // they are an error.
 func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 	var l loaded
+	var quarantined error
 	for _, w := range []where{locLive, locEnded} {
 		sess, raw, err := s.readState(root, w, id)
 		if err != nil {
@@ -181,6 +182,7 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 			if qerr := s.quarantine(root, statePath(w, id), id, err); qerr != nil {
 				return loaded{}, qerr
 			}
+			quarantined = err
 			continue
 		}
 		if sess == nil {
@@ -193,6 +195,11 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 		// Ties go to ended/, read last: never resurrect on a coin toss.
 		if l.sess == nil || !sess.UpdatedAt.Before(l.sess.UpdatedAt) {
 			l.sess, l.from, l.raw = sess, w, raw
+		}
+	}
+	if quarantined != nil && l.sess == nil {
+		if err := s.quarantineOrphanedLogs(root, id, quarantined); err != nil {
+			return loaded{}, err
 		}
 	}
 	if l.sess != nil {
@@ -311,6 +318,9 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 	} else if l.sess.Version > SchemaVersion {
 		return nil, fmt.Errorf("mutate session %s: schema version %d is newer than this tether's %d; upgrade tether: %w",
 			id, l.sess.Version, SchemaVersion, ErrNewerVersion)
+	}
+	if tx.Session.Incarnation == "" {
+		tx.Session.Incarnation = newIncarnation()
 	}
 	if err := fn(tx); err != nil {
 		if errors.Is(err, ErrNoChange) {
@@ -695,8 +705,34 @@ func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error)
 		wr := s.warn(id, fmt.Sprintf("corrupt %s could not be quarantined: %v", rel, qerr))
 		return nil, &wr
 	}
+	if qerr := s.quarantineOrphanedLogs(root, id, err); qerr != nil {
+		wr := s.warn(id, fmt.Sprintf("quarantined %s, but not its turn log: %v", rel, qerr))
+		return nil, &wr
+	}
 	wr := Warning{Time: s.opts.Now(), Session: id, Msg: fmt.Sprintf("quarantined %s: %v", rel, err)}
 	return nil, &wr
+}
+
+// quarantineOrphanedLogs follows a quarantined state file with the
+// session's turn logs, once no state file is left to own them: replayed
+// into a record created afresh for the same ID, they would show turns that
+// never happened in it. Under the session lock.
+func (s *Store) quarantineOrphanedLogs(root *os.Root, id string, cause error) error {
+	for _, w := range []where{locLive, locEnded} {
+		if _, err := root.Lstat(statePath(w, id)); err == nil {
+			return nil // the other home still holds the session
+		}
+	}
+	for _, w := range []where{locLive, locEnded} {
+		p := logPath(w, id)
+		if _, err := root.Lstat(p); err != nil {
+			continue
+		}
+		if err := s.quarantine(root, p, id, fmt.Errorf("turn log of the quarantined state file (%w)", cause)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // warn records a warning in the log and returns it.

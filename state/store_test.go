@@ -340,6 +340,51 @@ func TestCorruptFilesQuarantined(t *testing.T) {
 	}
 }
 
+// A quarantined state file takes its turn log with it, whoever finds it
+// corrupt (List, or a Mutate under the lock): a session that comes back
+// under the same ID starts with its own turns, not the old record's.
+func TestQuarantineTakesTheTurnLog(t *testing.T) {
+	for _, finder := range []string{"List", "Mutate"} {
+		t.Run(finder, func(t *testing.T) {
+			s, dir := newStore(t, Options{})
+			for i := 1; i <= 3; i++ {
+				mustMutate(t, s, "x", func(tx *Tx) error {
+					tx.Session.Phase, tx.Session.Turns = PhaseActive, i
+					return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: i, At: time.Now(), Prompt: "old"})
+				})
+			}
+			writeRaw(t, filepath.Join(dir, "sessions/x.json"), `{"version":1,"id":"x",`)
+			if finder == "List" {
+				if _, warns, err := s.List(); err != nil || len(warns) != 1 {
+					t.Fatalf("List: %v, %v", warns, err)
+				}
+			}
+			sess := mustMutate(t, s, "x", func(tx *Tx) error {
+				if tx.Exists || tx.Session.Turns != 0 {
+					t.Errorf("the new record starts with %d turns (exists %v)", tx.Session.Turns, tx.Exists)
+				}
+				tx.Session.Phase, tx.Session.Turns = PhaseActive, 1
+				return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: 1, At: time.Now(), Prompt: "new"})
+			})
+			if recs, _, err := s.ReadTurns("x", 0); err != nil || len(recs) != 1 || recs[0].Prompt != "new" || sess.Turns != 1 {
+				t.Errorf("turns of the new record: %+v (%d turns), %v", recs, sess.Turns, err)
+			}
+			logs, _ := filepath.Glob(filepath.Join(dir, "quarantine", "sessions-x.turns.jsonl.*"))
+			var log, reason []byte
+			for _, m := range logs {
+				if strings.HasSuffix(m, ".reason") {
+					reason = readRaw(t, m)
+				} else {
+					log = readRaw(t, m)
+				}
+			}
+			if bytes.Count(log, []byte(`"prompt":"old"`)) != 3 || !bytes.Contains(reason, []byte("turn log of the quarantined state file")) {
+				t.Errorf("quarantined log %q, reason %q", log, reason)
+			}
+		})
+	}
+}
+
 func TestFinalizeAndRevive(t *testing.T) {
 	s, dir := newStore(t, Options{})
 	rec := func(kind string, n int) TurnRecord {

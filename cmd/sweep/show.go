@@ -40,18 +40,18 @@ func cmdShow(a *app, args []string) error {
 			return fmt.Errorf("notes of %s: %w", shortID(commit), err)
 		}
 		for _, id := range ids {
-			c, err := cp.Read(id)
+			all, err := cp.ReadVariants(id)
 			if err != nil {
 				return fmt.Errorf("checkpoint %s linked to %s: %w", id, shortID(commit), err)
 			}
-			cps = append(cps, c)
+			cps = append(cps, all...)
 		}
 	}
 	if len(cps) == 0 {
-		c, err := cp.Read(arg)
+		all, err := cp.ReadVariants(arg)
 		switch {
 		case err == nil:
-			cps, isCommit = []*checkpoint.Checkpoint{c}, false
+			cps, isCommit = all, false
 		case isCommit:
 			fmt.Fprintf(a.stdout, "commit %s has no checkpoints\n", shortID(commit))
 			return nil
@@ -68,10 +68,19 @@ func cmdShow(a *app, args []string) error {
 		return enc.Encode(cps)
 	}
 	if isCommit {
-		fmt.Fprintf(a.stdout, "commit %s: %d checkpoint(s)\n", shortID(commit), len(cps))
+		ids := map[string]bool{}
+		for _, c := range cps {
+			ids[c.ID] = true
+		}
+		fmt.Fprintf(a.stdout, "commit %s: %d checkpoint(s)\n", shortID(commit), len(ids))
 	}
-	for _, c := range cps {
+	for i, c := range cps {
 		fmt.Fprintln(a.stdout)
+		if i > 0 && cps[i-1].ID == c.ID {
+			// Two clones once wrote different content under this ID;
+			// merging kept both (checkpoint.theirs-*.json).
+			fmt.Fprintf(a.stdout, "another clone's version of checkpoint %s, kept beside it when they were merged:\n", c.ID)
+		}
 		printCheckpoint(a.stdout, c, !isCommit)
 	}
 	return nil
