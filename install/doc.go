@@ -30,6 +30,11 @@
 //     that.
 //   - notes.rewriteRef gains refs/notes/tether next to any existing values,
 //     and uninstall removes only that value.
+//   - What install set up (git hooks, pre-push, the agents at each level) is
+//     recorded in the repository's install record, as later installs and
+//     uninstalls leave it (Setup, Recorded): doctor checks that, never a
+//     guess from the directories that happen to exist. Uninstall with User
+//     touches the user's configs only, never the repository's git hooks.
 //
 // install runs the git CLI: it is not on any hot path, and git is the
 // authority on where hooks live and how its config files are edited.

@@ -96,16 +96,23 @@ func Install(opts Options) (Result, error) {
 	if err != nil {
 		return in.res, err
 	}
+	var done []string
 	for _, name := range names {
 		spec, _ := lookupAgent(name) // names are checked by agentNames
-		errs = append(errs, in.installAgent(spec))
+		if err := in.installAgent(spec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, name)
 	}
+	errs = append(errs, in.record(func(s *Setup) { s.installed(opts, done) }))
 	return in.res, errors.Join(errs...)
 }
 
 // Uninstall removes what Install added: our git hooks (putting back the
 // hooks they chained to), our husky blocks, our notes.rewriteRef value and
-// our agent hook entries. Files install created are deleted; files that
+// our agent hook entries. With User it removes the user-level agent
+// entries only: the repository's git hooks stay. Files install created are deleted; files that
 // existed are restored byte for byte when nothing else changed in them, and
 // otherwise lose only our entries.
 func Uninstall(opts Options) (Result, error) {
@@ -114,7 +121,7 @@ func Uninstall(opts Options) (Result, error) {
 		return Result{}, err
 	}
 	var errs []error
-	if !opts.NoGitHooks {
+	if !opts.NoGitHooks && !opts.User { // --user is about the user's configs alone
 		for _, h := range []gitHook{postCommitHook, prePushHook} {
 			errs = append(errs, in.uninstallHook(h))
 		}
@@ -128,10 +135,16 @@ func Uninstall(opts Options) (Result, error) {
 	if err != nil {
 		return in.res, err
 	}
+	var done []string
 	for _, name := range names {
 		spec, _ := lookupAgent(name)
-		errs = append(errs, in.uninstallAgent(spec))
+		if err := in.uninstallAgent(spec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, name)
 	}
+	errs = append(errs, in.record(func(s *Setup) { s.uninstalled(opts, done) }))
 	return in.res, errors.Join(errs...)
 }
 

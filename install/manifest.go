@@ -20,6 +20,7 @@ type manifest struct {
 	path        string
 	Files       map[string]*fileRecord `json:"files"`
 	CreatedDirs []string               `json:"created_dirs,omitempty"` // made for the manifest itself, outermost first
+	Setup       *Setup                 `json:"setup,omitempty"`        // in the project's record only
 }
 
 type fileRecord struct {
@@ -60,7 +61,7 @@ func loadManifest(path string) (*manifest, error) {
 // save writes the manifest, or removes it (and the directories made for
 // it) once it records nothing.
 func (m *manifest) save() error {
-	if len(m.Files) == 0 {
+	if len(m.Files) == 0 && m.Setup == nil {
 		if err := os.Remove(m.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove install record: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +42,42 @@ type doctorJSON struct {
 	Problems []problem   `json:"problems"`
 	Fixed    []string    `json:"fixed,omitempty"`
 	NotFixed []fixFailed `json:"not_fixed,omitempty"`
+	Sessions verdicts    `json:"sessions"` // live sessions by their owner's verdict
 	OK       bool        `json:"ok"`
+}
+
+// verdicts counts sessions that have not ended by their owner's liveness.
+type verdicts struct {
+	Alive   int `json:"alive"`
+	Dead    int `json:"dead"`
+	Unknown int `json:"unknown"`
+}
+
+func (v *verdicts) add(l proclive.Liveness) {
+	switch l {
+	case proclive.Alive:
+		v.Alive++
+	case proclive.Dead:
+		v.Dead++
+	default:
+		v.Unknown++
+	}
+}
+
+func (v verdicts) String() string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{v.Alive, "alive"}, {v.Dead, "dead"}, {v.Unknown, "of unknown liveness"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "no live sessions"
+	}
+	return "live sessions: " + strings.Join(parts, ", ")
 }
 
 type fixFailed struct {
@@ -69,8 +105,22 @@ func cmdDoctor(a *app, args []string) error {
 		return err
 	}
 	defer w.store.Close()
+	// Check what install did, as recorded; flags that pick what to
+	// install check what an install with them would set up instead.
+	checks := []install.Options{opts}
+	if !slices.ContainsFunc([]string{"agent", "user", "push", "no-git-hooks"}, fs.Changed) {
+		setup, ok, err := install.Recorded(a.dir)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			checks = setup.Options(opts)
+		default:
+			checks = nil
+		}
+	}
 
-	probs, live := a.diagnose(w, opts, time.Now())
+	probs, sessions := a.diagnose(w, checks, time.Now())
 	var out doctorJSON
 	if *fix {
 		for _, p := range probs {
@@ -83,9 +133,9 @@ func cmdDoctor(a *app, args []string) error {
 			}
 			out.Fixed = append(out.Fixed, p.What)
 		}
-		probs, live = a.diagnose(w, opts, time.Now())
+		probs, sessions = a.diagnose(w, checks, time.Now())
 	}
-	out.Problems = probs
+	out.Problems, out.Sessions = probs, sessions
 	if out.Problems == nil {
 		out.Problems = []problem{}
 	}
@@ -98,7 +148,7 @@ func cmdDoctor(a *app, args []string) error {
 			return err
 		}
 	} else {
-		printDoctor(a.stdout, out, live, *fix)
+		printDoctor(a.stdout, out, *fix)
 	}
 	if !out.OK {
 		return errSilent
@@ -106,26 +156,54 @@ func cmdDoctor(a *app, args []string) error {
 	return nil
 }
 
-// diagnose runs every check. It changes nothing, except that listing the
-// sessions quarantines a corrupt one, as every listing does. live counts the
-// live sessions, for the summary.
-func (a *app) diagnose(w *workspace, opts install.Options, now time.Time) (probs []problem, live int) {
-	for _, p := range install.Check(opts) {
-		probs = append(probs, problem{What: p.What, Detail: p.Detail, Fixable: p.Fix != nil, fix: p.Fix})
+// diagnose runs every check: the installation as each of checks would set
+// it up (none: tether was never installed here, or by a tether too old to
+// record what), and the store. It changes nothing, except that listing the
+// sessions quarantines a corrupt one, as every listing does. It counts the
+// live sessions by verdict, for the summary.
+func (a *app) diagnose(w *workspace, checks []install.Options, now time.Time) (probs []problem, sessions verdicts) {
+	if checks == nil {
+		probs = append(probs, notInstalled(a.dir))
+	}
+	seen := map[string]bool{} // a missing binary is one problem, at any level
+	for _, opts := range checks {
+		for _, p := range install.Check(opts) {
+			if !seen[p.What] {
+				seen[p.What] = true
+				probs = append(probs, problem{What: p.What, Detail: p.Detail, Fixable: p.Fix != nil, fix: p.Fix})
+			}
+		}
 	}
 	st := w.store
 	sessions, sp := a.sessionProblems(w, now)
-	live = len(sessions)
 	probs = append(probs, sp...)
 	probs = append(probs, modeProblems(st)...)
 	probs = append(probs, quarantineProblems(st)...)
 	probs = append(probs, leftoverProblems(st, now)...)
-	return probs, live
+	return probs, sessions
 }
 
-// sessionProblems reports live sessions whose liveness has been unknown
-// for long: nothing will end them but a person or the stale-after policy.
-func (a *app) sessionProblems(w *workspace, now time.Time) ([]*state.Session, []problem) {
+// notInstalled is the problem of a repository without a record of what
+// install set up: doctor checks what install did, never what it guesses.
+func notInstalled(dir string) problem {
+	if install.Traces(dir) {
+		return problem{
+			What:   "tether's install record is missing",
+			Detail: "tether's hooks are here, but not the record of what install set up (an older tether installed them), so doctor cannot tell what to check.",
+			Hint:   "tether-sweep install again, with the --agent you use: it keeps what is in place and records it",
+		}
+	}
+	return problem{
+		What: "tether is not installed in this repository",
+		Hint: "tether-sweep install",
+	}
+}
+
+// sessionProblems counts the live sessions by verdict, and reports those
+// whose agent is gone but that no sweep has finalized yet (--fix runs the
+// sweep), and those whose liveness has been unknown for long: nothing will
+// end them but a person or the stale-after policy.
+func (a *app) sessionProblems(w *workspace, now time.Time) (verdicts, []problem) {
 	var probs []problem
 	threshold, configured := unknownAfter, false
 	if v := a.gitConfig(w.repo, "staleAfter"); v != "" {
@@ -134,19 +212,26 @@ func (a *app) sessionProblems(w *workspace, now time.Time) ([]*state.Session, []
 		case err != nil:
 			probs = append(probs, problem{
 				What:   "git config tether.staleAfter is not a duration",
-				Detail: err.Error() + "; the sweep stops with an error until it is fixed.",
+				Detail: err.Error() + "; until it is fixed, sessions of unknown liveness are not ended by age, status warns and run fails.",
 				Hint:   "git config tether.staleAfter 7d (or git config --unset tether.staleAfter)",
 			})
 		case d > 0:
 			threshold, configured = d, true
 		}
 	}
+	var count verdicts
 	sessions, _, err := w.store.List()
 	if err != nil {
-		return nil, append(probs, problem{What: "cannot list sessions", Detail: err.Error()})
+		return count, append(probs, problem{What: "cannot list sessions", Detail: err.Error()})
 	}
+	var dead []string
 	for _, s := range sessions {
 		v := state.OwnerVerdict(s)
+		count.add(v.Liveness)
+		if v.Liveness == proclive.Dead {
+			dead = append(dead, fmt.Sprintf("%s (%s, %s): %s", shortID(s.ID), s.Agent, s.Phase, v.Reason))
+			continue
+		}
 		quiet := now.Sub(s.LastActivity())
 		if v.Liveness != proclive.Unknown || quiet <= threshold {
 			continue
@@ -164,7 +249,23 @@ func (a *app) sessionProblems(w *workspace, now time.Time) ([]*state.Session, []
 		}
 		probs = append(probs, p)
 	}
-	return sessions, probs
+	if len(dead) > 0 {
+		what := fmt.Sprintf("%d sessions whose agent is gone are not finalized yet", len(dead))
+		if len(dead) == 1 {
+			what = "1 session whose agent is gone is not finalized yet"
+		}
+		probs = append(probs, problem{
+			What:    what,
+			Detail:  "the next sweep (a commit, status, run) finalizes them and condenses their turns:\n" + listed(dead),
+			Fixable: true,
+			Hint:    "tether-sweep run",
+			fix: func() error {
+				_, err := a.sweep(w, sweepFlags{}, false)
+				return err
+			},
+		})
+	}
+	return count, probs
 }
 
 func modeProblems(st *state.Store) []problem {
@@ -280,7 +381,7 @@ func listed(lines []string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func printDoctor(w io.Writer, out doctorJSON, live int, fixing bool) {
+func printDoctor(w io.Writer, out doctorJSON, fixing bool) {
 	for _, f := range out.Fixed {
 		fmt.Fprintf(w, "fixed: %s\n", f)
 	}
@@ -288,7 +389,7 @@ func printDoctor(w io.Writer, out doctorJSON, live int, fixing bool) {
 		fmt.Fprintf(w, "not fixed: %s: %s\n", f.What, f.Error)
 	}
 	if out.OK {
-		fmt.Fprintf(w, "ok: tether is installed and its store is healthy (%d live session(s))\n", live)
+		fmt.Fprintf(w, "ok: tether is installed and its store is healthy (%s)\n", out.Sessions)
 		return
 	}
 	fixable := 0
@@ -309,6 +410,7 @@ func printDoctor(w io.Writer, out doctorJSON, live int, fixing bool) {
 			fixable++
 		}
 	}
+	fmt.Fprintln(w, out.Sessions)
 	switch {
 	case fixing:
 		fmt.Fprintf(w, "%d problem(s) left\n", len(out.Problems))

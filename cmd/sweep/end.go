@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,11 +21,17 @@ func cmdEnd(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := w.resolveSession(fs.Arg(0), false)
+	id, err := w.resolveSession(fs.Arg(0), true)
 	if err != nil {
 		return err
 	}
-	tr, results, err := sweep.End(w.repo, w.store, id, *reason, time.Now())
+	now := time.Now()
+	tr, results, err := sweep.End(w.repo, w.store, id, *reason, now)
+	if errors.Is(err, sweep.ErrAlreadyEnded) {
+		if s, lerr := w.store.Load(id); lerr == nil {
+			return fmt.Errorf("session %s already ended %s ago (%s)", shortID(id), age(now.Sub(s.EndedAt)), s.EndReason)
+		}
+	}
 	if tr.ID != "" {
 		fmt.Fprintf(a.stdout, "ended %s (%s): %s\n", shortID(tr.ID), tr.Agent, tr.Reason)
 	}

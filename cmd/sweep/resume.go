@@ -63,8 +63,10 @@ func cmdResume(a *app, args []string) error {
 		}
 	} else {
 		if reason := resumeBlocked(s); reason != "" {
-			if err := markNotResumable(w.store, id, reason); err != nil {
-				return err
+			if !*printOnly { // printing the command is read-only
+				if err := markNotResumable(w.store, id, reason); err != nil {
+					return err
+				}
 			}
 			return fmt.Errorf("session %s can't be resumed: %s; start afresh with: tether-sweep resume --fresh %s", shortID(id), reason, shortID(id))
 		}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/tetherdev/tether/state"
-
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/tetherdev/tether/github"
+	"github.com/tetherdev/tether/state"
 	"github.com/tetherdev/tether/sweep"
 )
 
@@ -43,14 +43,19 @@ func cmdRun(a *app, args []string) error {
 		return err
 	}
 	rep, err := a.sweep(w, sf, *hook == "post-commit")
-	if rep != nil && *asJSON {
+	if err == nil && rep.ConfigErr != nil {
+		// The sweep did what it could without the setting; say what is
+		// wrong and fail, so the setting gets fixed.
+		err = rep.ConfigErr
+	}
+	if rep.Report != nil && *asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(rep.Report); err != nil {
 			return err
 		}
-	} else if rep != nil && !*quiet {
-		printReport(a, rep, sf.dryRun)
+	} else if rep.Report != nil && !*quiet {
+		printReport(a, rep.Report, sf.dryRun)
 	}
 	if err != nil {
 		return err
@@ -63,15 +68,32 @@ func cmdRun(a *app, args []string) error {
 	return nil
 }
 
-// sweep runs one sweep with flags falling back to git config.
-func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (*sweep.Report, error) {
-	stale := sf.staleAfter
-	if stale == "" {
-		stale = a.gitConfig(w.repo, "staleAfter")
-	}
-	staleAfter, err := state.ParseAge(stale)
-	if err != nil {
-		return nil, usagef("--stale-after: %v", err)
+// sweepReport is a sweep's report, and the git config setting it had to do
+// without.
+type sweepReport struct {
+	*sweep.Report
+	ConfigErr error // a tether.* value that is not valid: the sweep ran without it
+}
+
+// sweep runs one sweep with flags falling back to git config. A bad flag is
+// a usage error; a bad config value is not the command line's fault: the
+// sweep runs without it (no stale-after policy) and reports it in
+// ConfigErr.
+func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (sweepReport, error) {
+	var staleAfter time.Duration
+	var configErr error
+	if sf.staleAfter != "" {
+		d, err := state.ParseAge(sf.staleAfter)
+		if err != nil {
+			return sweepReport{}, usagef("--stale-after: %v", err)
+		}
+		staleAfter = d
+	} else if v := a.gitConfig(w.repo, "staleAfter"); v != "" {
+		d, err := state.ParseAge(v)
+		if err != nil {
+			configErr = fmt.Errorf("git config tether.staleAfter: %v; sessions of unknown liveness are not ended by age until it is fixed", err)
+		}
+		staleAfter = d
 	}
 	opts := sweep.Options{StaleAfter: staleAfter, DryRun: sf.dryRun, PostCommit: postCommit}
 	// git config turns GitHub on for every sweep but the post-commit one:
@@ -81,7 +103,8 @@ func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (*sweep.Report
 			return github.Token(ctx, host, a.getenv, github.GHAuthToken)
 		}}
 	}
-	return sweep.Run(w.repo, w.store, opts)
+	rep, err := sweep.Run(w.repo, w.store, opts)
+	return sweepReport{Report: rep, ConfigErr: configErr}, err
 }
 
 func printReport(a *app, rep *sweep.Report, dryRun bool) {

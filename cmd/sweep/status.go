@@ -66,6 +66,9 @@ func cmdStatus(a *app, args []string) error {
 		}
 		checked = rep.Sessions
 		out.Warnings = append(out.Warnings, rep.Warnings...)
+		if rep.ConfigErr != nil {
+			out.Warnings = append(out.Warnings, rep.ConfigErr.Error())
+		}
 		for _, t := range rep.Finalized {
 			out.Finalized = append(out.Finalized, t.ID)
 		}
