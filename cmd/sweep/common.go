@@ -7,34 +7,38 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/state"
 )
 
-// newFlags makes a flag set that reports errors to us instead of exiting.
-func (a *app) newFlags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	fs.SortFlags = false
-	return fs
-}
-
-// parse parses flags, turning a bad flag into a usage error (exit 2) and
-// -h into a quiet success.
-func parse(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err.Error()}
+// noArgs, exactArgs and maxArgs check a command's arguments; what they
+// refuse is a usage error (exit 2), in the command's own words.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
 	}
 	return nil
 }
 
-// errHelp ends a command after its flag usage was printed.
-var errHelp = errors.New("help")
+func exactArgs(n int, msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{msg}
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int, msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageError{msg}
+		}
+		return nil
+	}
+}
 
 // workspace is the repository and store a command works on.
 type workspace struct {
@@ -132,5 +136,38 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// completeSessions completes a SESSION argument with the IDs of the
+// sessions that have not ended, and with withEnded the ended ones too.
+func (a *app) completeSessions(withEnded bool) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		w, err := a.open()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		add := func(ss []*state.Session) {
+			for _, s := range ss {
+				if strings.HasPrefix(s.ID, prefix) {
+					desc := s.Agent + ", " + string(s.Phase)
+					if p := strings.Join(strings.Fields(s.LastPrompt), " "); p != "" {
+						desc += ": " + trim(p, 40)
+					}
+					out = append(out, cobra.CompletionWithDesc(s.ID, desc))
+				}
+			}
+		}
+		live, _, _ := w.store.List()
+		add(live)
+		if withEnded {
+			ended, _, _ := w.store.ListEnded()
+			add(ended)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/install"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
@@ -85,30 +87,50 @@ type fixFailed struct {
 	Error string `json:"error"`
 }
 
-func cmdDoctor(a *app, args []string) error {
-	fs := a.newFlags("doctor")
-	fix := fs.Bool("fix", false, "repair what can be repaired safely (hooks, agent configs, modes, leftover files), then check again")
-	asJSON := fs.Bool("json", false, "print the problems as JSON")
-	inst := addInstallFlags(fs, true)
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) doctorCommand() *cobra.Command {
+	var (
+		fix, asJSON bool
+		inst        installFlags
+	)
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "check the installation and the store; --fix repairs what it safely can",
+		Long: `Check that what install recorded is still in place (git hooks, agent configs,
+both binaries) — or, given --agent, --user, --push or --no-git-hooks, what an
+install with those flags would set up — and that the store is healthy: file
+modes, quarantined and leftover files, sessions nothing will end. Exit status 1
+when there is a problem; --fix repairs what it safely can, then checks again.`,
+		Example: `  tether-sweep doctor
+  tether-sweep doctor --fix
+  tether-sweep doctor --agent codex --user --json`,
+		GroupID: "setup",
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts, err := a.options(c.Flags(), inst)
+			if err != nil {
+				return err
+			}
+			// Flags that pick what to install check what an install
+			// with them would set up, not what install recorded.
+			picked := slices.ContainsFunc([]string{"agent", "user", "push", "no-git-hooks"}, c.Flags().Changed)
+			return a.doctor(opts, picked, fix, asJSON)
+		},
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	opts, err := a.options(fs, inst)
-	if err != nil {
-		return err
-	}
+	c.Flags().BoolVar(&fix, "fix", false, "repair what can be repaired safely (hooks, agent configs, modes, leftover files), then check again")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	inst.define(c.Flags(), "doctor")
+	return c
+}
+
+func (a *app) doctor(opts install.Options, picked, fix, asJSON bool) error {
 	w, err := a.open()
 	if err != nil {
 		return err
 	}
 	defer w.store.Close()
-	// Check what install did, as recorded; flags that pick what to
-	// install check what an install with them would set up instead.
+	// Check what install did, as recorded, unless flags picked a setup.
 	checks := []install.Options{opts}
-	if !slices.ContainsFunc([]string{"agent", "user", "push", "no-git-hooks"}, fs.Changed) {
+	if !picked {
 		setup, ok, err := install.Recorded(a.dir)
 		switch {
 		case err != nil:
@@ -122,7 +144,7 @@ func cmdDoctor(a *app, args []string) error {
 
 	probs, sessions := a.diagnose(w, checks, time.Now())
 	var out doctorJSON
-	if *fix {
+	if fix {
 		for _, p := range probs {
 			if p.fix == nil {
 				continue
@@ -141,14 +163,14 @@ func cmdDoctor(a *app, args []string) error {
 	}
 	out.OK = len(probs) == 0
 
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
 	} else {
-		printDoctor(a.stdout, out, *fix)
+		printDoctor(a.stdout, out, fix)
 	}
 	if !out.OK {
 		return errSilent

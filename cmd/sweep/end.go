@@ -5,28 +5,40 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/sweep"
 )
 
-func cmdEnd(a *app, args []string) error {
-	fs := a.newFlags("end")
-	reason := fs.String("reason", "", "why you ended it, kept with the session")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) endCommand() *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use:   "end SESSION",
+		Short: "end a session by hand",
+		Long: `End a session that has not ended, by its ID or a unique prefix of at least four
+characters, and save its pending turns as a checkpoint. Use it for a session
+whose agent tether cannot see end (another host, another PID namespace).`,
+		Example:           `  tether-sweep end 3f2a9c1e --reason 'moved to another machine'`,
+		GroupID:           "sessions",
+		Args:              exactArgs(1, "end takes one SESSION"),
+		ValidArgsFunction: a.completeSessions(false),
+		RunE:              func(_ *cobra.Command, args []string) error { return a.end(args[0], reason) },
 	}
-	if fs.NArg() != 1 {
-		return usagef("end takes one SESSION")
-	}
+	c.Flags().StringVar(&reason, "reason", "", "why you ended it, kept with the session")
+	return c
+}
+
+func (a *app) end(arg, reason string) error {
 	w, err := a.open()
 	if err != nil {
 		return err
 	}
-	id, err := w.resolveSession(fs.Arg(0), true)
+	id, err := w.resolveSession(arg, true)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	tr, results, err := sweep.End(w.repo, w.store, id, *reason, now)
+	tr, results, err := sweep.End(w.repo, w.store, id, reason, now)
 	if errors.Is(err, sweep.ErrAlreadyEnded) {
 		if s, lerr := w.store.Load(id); lerr == nil {
 			return fmt.Errorf("session %s already ended %s ago (%s)", shortID(id), age(now.Sub(s.EndedAt)), s.EndReason)

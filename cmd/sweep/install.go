@@ -8,80 +8,111 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tetherdev/tether/install"
 )
 
-func cmdInstall(a *app, args []string) error {
-	opts, err := a.installOptions("install", args, true)
-	if err != nil {
-		return err
+func (a *app) installCommand() *cobra.Command {
+	var f installFlags
+	c := &cobra.Command{
+		Use:   "install",
+		Short: "install git hooks and agent hook configs",
+		Long: `Install tether's git hooks (post-commit; pre-push with --push) and the hook
+configs of the agents that call tether-hook: by default the agents whose config
+directory exists here, else Claude Code. Your own hooks and settings are kept;
+uninstall removes exactly what install added. Running it again changes nothing.`,
+		Example: `  tether-sweep install
+  tether-sweep install --agent claude-code,codex --user
+  tether-sweep install --push`,
+		GroupID: "setup",
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts, err := a.options(c.Flags(), f)
+			if err != nil {
+				return err
+			}
+			if _, err := a.open(); err != nil {
+				return err // not a repository: say so plainly, not in git's words
+			}
+			res, err := install.Install(opts)
+			printInstallResult(a, res)
+			return err
+		},
 	}
-	if _, err := a.open(); err != nil {
-		return err // not a repository: say so plainly, not in git's words
-	}
-	res, err := install.Install(opts)
-	printInstallResult(a, res)
-	return err
+	f.define(c.Flags(), "install")
+	return c
 }
 
-func cmdUninstall(a *app, args []string) error {
-	opts, err := a.installOptions("uninstall", args, false)
-	if err != nil {
-		return err
+func (a *app) uninstallCommand() *cobra.Command {
+	var f installFlags
+	c := &cobra.Command{
+		Use:   "uninstall",
+		Short: "remove exactly what install added",
+		Long: `Remove the git hooks and agent hook entries that install added, putting back
+what was there before. Checkpoints, notes and recorded sessions stay.`,
+		Example: `  tether-sweep uninstall
+  tether-sweep uninstall --agent codex --user`,
+		GroupID: "setup",
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts, err := a.options(c.Flags(), f)
+			if err != nil {
+				return err
+			}
+			if _, err := a.open(); err != nil {
+				return err // not a repository: say so plainly, not in git's words
+			}
+			res, err := install.Uninstall(opts)
+			printInstallResult(a, res)
+			return err
+		},
 	}
-	if _, err := a.open(); err != nil {
-		return err // not a repository: say so plainly, not in git's words
-	}
-	res, err := install.Uninstall(opts)
-	printInstallResult(a, res)
-	return err
-}
-
-// installOptions parses the flags of install and uninstall.
-func (a *app) installOptions(name string, args []string, forInstall bool) (install.Options, error) {
-	fs := a.newFlags(name)
-	f := addInstallFlags(fs, forInstall)
-	if err := parse(fs, args); err != nil {
-		return install.Options{}, err
-	}
-	if fs.NArg() > 0 {
-		return install.Options{}, usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return a.options(fs, f)
+	f.define(c.Flags(), "uninstall")
+	return c
 }
 
 // installFlags are the flags install, uninstall and doctor share, so that
 // doctor checks exactly what an install with the same flags would set up.
 type installFlags struct {
-	agents                    *[]string
-	user, push, noGit, onPath *bool
+	agents                    []string
+	user, push, noGit, onPath bool
 }
 
-// addInstallFlags defines the shared flags on fs; withPush shows --push in
-// the help (uninstall removes the pre-push hook whether asked or not).
-func addInstallFlags(fs *pflag.FlagSet, withPush bool) installFlags {
-	f := installFlags{
-		agents: fs.StringSlice("agent", nil, "agents to configure: "+strings.Join(install.AgentNames(), ", ")+", or none (default: the agents whose config dir exists, else claude-code)"),
-		user:   fs.Bool("user", false, "configure the agents at user level instead of in this project"),
-		push:   fs.Bool("push", false, "also install a pre-push hook that shares checkpoints"),
-		noGit:  fs.Bool("no-git-hooks", false, "leave the git hooks alone"),
-		onPath: fs.Bool("path", false, "write commands that find tether on PATH instead of absolute paths"),
+// define adds the shared flags to fs, worded for the command that has them.
+// uninstall removes the pre-push hook whether asked or not, and finds its
+// entries whichever paths they hold, so it has no --push or --path.
+func (f *installFlags) define(fs *pflag.FlagSet, cmd string) {
+	known := strings.Join(install.AgentNames(), ", ")
+	switch cmd {
+	case "uninstall":
+		fs.StringSliceVar(&f.agents, "agent", nil, "agents whose hooks to remove: "+known+" (default: all)")
+		fs.BoolVar(&f.user, "user", false, "remove them from the user-level configs instead of this project's")
+		fs.BoolVar(&f.noGit, "no-git-hooks", false, "leave the git hooks alone")
+		return
+	case "doctor":
+		fs.StringSliceVar(&f.agents, "agent", nil, "agents to check: "+known+", or none (default: as install chooses)")
+		fs.BoolVar(&f.user, "user", false, "check the user-level configs instead of this project's")
+		fs.BoolVar(&f.push, "push", false, "check the pre-push hook too")
+		fs.BoolVar(&f.noGit, "no-git-hooks", false, "do not check the git hooks")
+		fs.BoolVar(&f.onPath, "path", false, "expect commands that find tether on PATH")
+		return
 	}
-	if !withPush {
-		fs.MarkHidden("push")
-	}
-	return f
+	fs.StringSliceVar(&f.agents, "agent", nil, "agents to configure: "+known+", or none (default: the agents whose config dir exists, else claude-code)")
+	fs.BoolVar(&f.user, "user", false, "configure the agents at user level instead of in this project")
+	fs.BoolVar(&f.push, "push", false, "also install a pre-push hook that shares checkpoints")
+	fs.BoolVar(&f.noGit, "no-git-hooks", false, "leave the git hooks alone")
+	fs.BoolVar(&f.onPath, "path", false, "write commands that find tether on PATH instead of absolute paths")
 }
 
 // options turns the parsed shared flags into install.Options. An agent
 // tether does not know is a usage error, found before anything changes.
 func (a *app) options(fs *pflag.FlagSet, f installFlags) (install.Options, error) {
-	opts := install.Options{Dir: a.dir, User: *f.user, Push: *f.push, NoGitHooks: *f.noGit}
+	opts := install.Options{Dir: a.dir, User: f.user, Push: f.push, NoGitHooks: f.noGit}
 	if fs.Changed("agent") {
 		opts.Agents = []string{}
-		for _, ag := range *f.agents {
+		for _, ag := range f.agents {
 			switch {
 			case ag == "none":
 			case slices.Contains(install.AgentNames(), ag):
@@ -95,7 +126,7 @@ func (a *app) options(fs *pflag.FlagSet, f installFlags) (install.Options, error
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
 	}
-	if !*f.onPath {
+	if !f.onPath {
 		opts.HookPath, opts.SweepPath = siblingBinaries()
 	}
 	return opts, nil

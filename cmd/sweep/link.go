@@ -5,25 +5,38 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/state"
 	"github.com/tetherdev/tether/sweep"
 )
 
-func cmdLink(a *app, args []string) error {
-	fs := a.newFlags("link")
-	issueArg := fs.String("issue", "", "the GitHub issue the session works on (12 or #12)")
-	prArg := fs.String("pr", "", "its pull request (12 or #12)")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) linkCommand() *cobra.Command {
+	var issueArg, prArg string
+	c := &cobra.Command{
+		Use:   "link SESSION --issue N | --pr N",
+		Short: "link a session to a GitHub issue or pull request",
+		Long: `Record the GitHub issue a session works on, its pull request, or both. The
+sweep reconciles a stale session with their state (--github), and status and
+show print the link.`,
+		Example: `  tether-sweep link 3f2a9c1e --issue 12
+  tether-sweep link 3f2a9c1e --pr '#34'`,
+		GroupID:           "sessions",
+		Args:              exactArgs(1, "link takes one SESSION"),
+		ValidArgsFunction: a.completeSessions(true),
+		RunE:              func(_ *cobra.Command, args []string) error { return a.link(args[0], issueArg, prArg) },
 	}
-	if fs.NArg() != 1 {
-		return usagef("link takes one SESSION")
-	}
-	issue, err := parseNumber("--issue", *issueArg)
+	c.Flags().StringVar(&issueArg, "issue", "", "the GitHub issue the session works on (12 or #12)")
+	c.Flags().StringVar(&prArg, "pr", "", "its pull request (12 or #12)")
+	return c
+}
+
+func (a *app) link(arg, issueArg, prArg string) error {
+	issue, err := parseNumber("--issue", issueArg)
 	if err != nil {
 		return err
 	}
-	pr, err := parseNumber("--pr", *prArg)
+	pr, err := parseNumber("--pr", prArg)
 	if err != nil {
 		return err
 	}
@@ -34,7 +47,7 @@ func cmdLink(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := w.resolveSession(fs.Arg(0), true)
+	id, err := w.resolveSession(arg, true)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Command tether-sweep finalizes agent sessions whose owner is gone,
 // condenses their turns into the checkpoints branch, and is the operator's
-// window onto tether's state. Each subcommand lives in its own file.
+// window onto tether's state. Each subcommand lives in its own file; cobra
+// gives them help, shell completion and suggestions, with pflag flags.
 package main
 
 import (
@@ -8,33 +9,31 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// command is one subcommand: its name, a one-line summary and its entry point.
-type command struct {
-	name    string
-	summary string
-	run     func(a *app, args []string) error
+// Command groups, in the order help lists them.
+var groups = []*cobra.Group{
+	{ID: "sessions", Title: "Sessions:"},
+	{ID: "checkpoints", Title: "Checkpoints:"},
+	{ID: "setup", Title: "Setup:"},
 }
 
-// commands lists the subcommands in the order help shows them. "run" is the
-// default when none is named.
-func commands() []command {
-	return []command{
-		{"run", "finalize sessions whose agent is gone and condense their turns", cmdRun},
-		{"status", "sweep, then list sessions", cmdStatus},
-		{"end", "end a session by hand", cmdEnd},
-		{"link", "link a session to a GitHub issue or pull request", cmdLink},
-		{"resume", "list interrupted sessions, or resume one", cmdResume},
-		{"show", "show the checkpoints of a commit, or one checkpoint", cmdShow},
-		{"clean", "remove ended sessions whose turns are all saved", cmdClean},
-		{"push", "share checkpoints and notes with a remote", cmdPush},
-		{"fetch", "fetch a remote's checkpoints and notes and merge them", cmdFetch},
-		{"install", "install git hooks and agent hook configs", cmdInstall},
-		{"uninstall", "remove exactly what install added", cmdUninstall},
-		{"doctor", "check the installation and the store; --fix repairs what it safely can", cmdDoctor},
-		{"version", "print the version", cmdVersion},
+// commands lists the subcommands in the order help shows them within their
+// groups. Running tether-sweep with none lists them; the sweep itself is
+// `run`, which is what the git hooks and the hook's self-heal call.
+func (a *app) commands() []*cobra.Command {
+	return []*cobra.Command{
+		a.statusCommand(), a.runCommand(), a.endCommand(), a.linkCommand(), a.resumeCommand(), a.cleanCommand(),
+		a.showCommand(), a.pushCommand(), a.fetchCommand(),
+		a.installCommand(), a.uninstallCommand(), a.doctorCommand(), a.versionCommand(),
 	}
+}
+
+func init() {
+	cobra.EnableCommandSorting = false // commands() is the order that reads well
 }
 
 // app carries what a subcommand needs from its surroundings, so that tests
@@ -67,44 +66,128 @@ func main() {
 	os.Exit(a.main(os.Args[1:]))
 }
 
-// main dispatches to a subcommand and maps its error to an exit code:
-// 0 ok, 1 error, 2 usage.
+// main runs one command line and maps its outcome to an exit code: 0 ok,
+// 1 error, 2 usage. Anything cobra refuses before a command starts (an
+// unknown flag or command, a wrong number of arguments) is a usage error.
 func (a *app) main(args []string) int {
-	name := "run"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		name, args = args[0], args[1:]
-	}
-	if name == "help" {
-		a.help()
+	root := a.rootCommand()
+	started := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	var ue usageError
+	switch {
+	case err == nil:
 		return 0
+	case errors.Is(err, errSilent):
+		return 1
+	case errors.As(err, &ue) || !started:
+		fmt.Fprintf(a.stderr, "%s: %v\n", cmd.CommandPath(), err)
+		return 2
+	default:
+		fmt.Fprintf(a.stderr, "%s: %v\n", cmd.CommandPath(), err)
+		return 1
 	}
-	for _, c := range commands() {
-		if c.name != name {
-			continue
-		}
-		err := c.run(a, args)
-		var ue usageError
-		switch {
-		case err == nil, errors.Is(err, errHelp):
-			return 0
-		case errors.Is(err, errSilent):
-			return 1
-		case errors.As(err, &ue):
-			fmt.Fprintf(a.stderr, "tether-sweep %s: %s\n", name, ue.msg)
-			return 2
-		default:
-			fmt.Fprintf(a.stderr, "tether-sweep %s: %v\n", name, err)
-			return 1
-		}
-	}
-	fmt.Fprintf(a.stderr, "tether-sweep: unknown command %q (see tether-sweep help)\n", name)
-	return 2
 }
 
-func (a *app) help() {
-	fmt.Fprintln(a.stdout, "usage: tether-sweep [command] [flags]")
-	fmt.Fprintln(a.stdout)
-	for _, c := range commands() {
-		fmt.Fprintf(a.stdout, "  %-10s %s\n", c.name, c.summary)
+// rootCommand builds the command tree afresh, writing to the app's streams.
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tether-sweep",
+		Short: "keep an honest record of AI coding-agent sessions",
+		Long: `tether-sweep ends agent sessions whose process is gone, saves their turns as
+checkpoints on the tether/checkpoints/v1 branch, links them to the commits they
+produced, and shows, resumes and cleans up sessions. Agents record sessions
+through tether-hook; tether-sweep install sets that up.`,
+		Version: version(),
+		// A bare tether-sweep lists the commands; an unknown one is a
+		// usage error naming the nearest.
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usageError{msg + " (see tether-sweep --help)"}
+		},
+		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetUsageFunc(usage)
+	root.SetVersionTemplate("tether-sweep {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.Flags().BoolP("version", "v", false, "print the version")
+	root.AddGroup(groups...)
+	root.SetHelpCommandGroupID("setup")
+	root.SetCompletionCommandGroupID("setup")
+	root.SuggestionsMinimumDistance = 2
+	for _, c := range a.commands() {
+		c.Flags().SortFlags = false
+		root.AddCommand(c)
+	}
+	// cobra's own two, worded like the rest.
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "completion":
+			c.Short = "print a completion script for bash, zsh, fish or powershell"
+		case "help":
+			c.Short = "show help for a command"
+		}
+	}
+	return root
+}
+
+// usage is every command's usage text: how to call it, an example, its own
+// flags, and for tether-sweep itself the commands by group.
+func usage(c *cobra.Command) error {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	switch {
+	case !c.HasParent():
+		fmt.Fprintf(&b, "  %s <command> [flags]\n", c.CommandPath())
+	case c.HasAvailableSubCommands():
+		fmt.Fprintf(&b, "  %s <command>\n", c.CommandPath())
+	default:
+		fmt.Fprintf(&b, "  %s\n", c.UseLine())
+	}
+	if c.HasExample() {
+		fmt.Fprintf(&b, "\nExamples:\n%s\n", strings.TrimRight(c.Example, "\n"))
+	}
+	if c.HasAvailableSubCommands() {
+		width := 0
+		for _, sub := range c.Commands() {
+			width = max(width, len(sub.Name()))
+		}
+		listed := func(title, group string) {
+			var lines []string
+			for _, sub := range c.Commands() {
+				if sub.GroupID == group && (sub.IsAvailableCommand() || sub.Name() == "help") {
+					lines = append(lines, fmt.Sprintf("  %-*s  %s\n", width, sub.Name(), sub.Short))
+				}
+			}
+			if len(lines) > 0 {
+				fmt.Fprintf(&b, "\n%s\n%s", title, strings.Join(lines, ""))
+			}
+		}
+		for _, g := range c.Groups() {
+			listed(g.Title, g.ID)
+		}
+		listed("Commands:", "")
+	}
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(&b, "\nFlags:\n%s", c.LocalFlags().FlagUsages())
+	}
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "\nRun '%s <command> --help' for a command's flags and examples.\n", c.CommandPath())
+	}
+	_, err := io.WriteString(c.OutOrStderr(), b.String())
+	return err
 }

@@ -7,24 +7,46 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
 )
 
-// cmdPush shares the checkpoints branch and notes with a remote. Run by
-// the pre-push hook (--hook pre-push, git's arguments after the flags and
-// the refs being pushed on stdin), it never fails the user's push: every
-// failure of its own is a warning and exit status 0.
-func cmdPush(a *app, args []string) error {
-	fs := a.newFlags("push")
-	hook := fs.String("hook", "", "the git hook running this push (pre-push): warn instead of failing")
-	quiet := fs.Bool("quiet", false, "print nothing unless something went wrong (for git hooks)")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) pushCommand() *cobra.Command {
+	var (
+		hook          string
+		quiet, asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "push [REMOTE]",
+		Short: "share checkpoints and notes with a remote",
+		Long: `Push the checkpoints branch and the notes that link checkpoints to commits to
+a remote (the current branch's, else origin). When the remote has moved, fetch
+and merge it first, as a union: nobody's checkpoints are lost.`,
+		Example: `  tether-sweep push
+  tether-sweep push upstream`,
+		GroupID: "checkpoints",
+		Args:    cobra.ArbitraryArgs, // checked below: the pre-push hook passes two
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.pushCmd(args, hook, quiet, asJSON)
+		},
 	}
+	fs := c.Flags()
+	fs.StringVar(&hook, "hook", "", "the git hook running this push (pre-push): warn instead of failing")
+	fs.MarkHidden("hook") // for the git hook tether installs, not for people
+	fs.BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong (for git hooks)")
+	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+// pushCmd runs push. Run by the pre-push hook (--hook pre-push, git's
+// arguments after the flags and the refs being pushed on stdin), it never
+// fails the user's push: every failure of its own is a warning and exit
+// status 0.
+func (a *app) pushCmd(args []string, hook string, quiet, asJSON bool) error {
 	maxArgs := 1
-	switch *hook {
+	switch hook {
 	case "":
 	case "pre-push":
 		maxArgs = 2 // git passes the remote's name and its URL
@@ -34,13 +56,17 @@ func cmdPush(a *app, args []string) error {
 			fmt.Fprintf(a.stderr, "tether-sweep: warning: read pre-push input: %v\n", err)
 		}
 	default:
-		return usagef("--hook: unknown hook %q (want pre-push)", *hook)
+		return usagef("--hook: unknown hook %q (want pre-push)", hook)
 	}
-	if fs.NArg() > maxArgs {
+	if len(args) > maxArgs {
 		return usagef("push takes at most one REMOTE")
 	}
-	err := a.push(fs.Arg(0), *quiet, *asJSON)
-	if err != nil && *hook != "" {
+	remote := ""
+	if len(args) > 0 {
+		remote = args[0]
+	}
+	err := a.push(remote, quiet, asJSON)
+	if err != nil && hook != "" {
 		fmt.Fprintf(a.stderr, "tether-sweep: warning: checkpoints not pushed: %v\n", err)
 		return nil
 	}

@@ -12,34 +12,50 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
 
-func cmdResume(a *app, args []string) error {
-	fs := a.newFlags("resume")
-	printOnly := fs.Bool("print", false, "print the command instead of running it")
-	fresh := fs.Bool("fresh", false, "start the agent anew with the interrupted turn's prompt")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) resumeCommand() *cobra.Command {
+	var printOnly, fresh bool
+	c := &cobra.Command{
+		Use:   "resume [SESSION]",
+		Short: "list interrupted sessions, or resume one",
+		Long: `Without a SESSION, list the sessions worth resuming: interrupted ones, and
+ones whose pull request is still open. With one, run the agent's own resume
+command in the session's worktree, attached to this terminal; --fresh starts
+the agent anew with the interrupted turn's prompt.`,
+		Example: `  tether-sweep resume
+  tether-sweep resume 3f2a9c1e --print
+  tether-sweep resume 3f2a9c1e --fresh`,
+		GroupID:           "sessions",
+		Args:              maxArgs(1, "resume takes at most one SESSION"),
+		ValidArgsFunction: a.completeSessions(true),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.resume(args, printOnly, fresh)
+		},
 	}
+	c.Flags().BoolVar(&printOnly, "print", false, "print the command instead of running it")
+	c.Flags().BoolVar(&fresh, "fresh", false, "start the agent anew with the interrupted turn's prompt")
+	return c
+}
+
+func (a *app) resume(args []string, printOnly, fresh bool) error {
 	w, err := a.open()
 	if err != nil {
 		return err
 	}
-	switch fs.NArg() {
-	case 0:
-		if *fresh || *printOnly {
+	if len(args) == 0 {
+		if fresh || printOnly {
 			return usagef("--print and --fresh need a SESSION")
 		}
 		return a.listResumable(w)
-	case 1:
-	default:
-		return usagef("resume takes at most one SESSION")
 	}
-	id, err := w.resolveSession(fs.Arg(0), true)
+	id, err := w.resolveSession(args[0], true)
 	if err != nil {
 		return err
 	}
@@ -52,7 +68,7 @@ func cmdResume(a *app, args []string) error {
 	}
 
 	var argv []string
-	if *fresh {
+	if fresh {
 		prompt, err := interruptedPrompt(w.store, s)
 		if err != nil {
 			return err
@@ -63,7 +79,7 @@ func cmdResume(a *app, args []string) error {
 		}
 	} else {
 		if reason := resumeBlocked(s); reason != "" {
-			if !*printOnly { // printing the command is read-only
+			if !printOnly { // printing the command is read-only
 				if err := markNotResumable(w.store, id, reason); err != nil {
 					return err
 				}
@@ -77,11 +93,11 @@ func cmdResume(a *app, args []string) error {
 		}
 	}
 
-	if *printOnly {
+	if printOnly {
 		fmt.Fprintf(a.stdout, "cd %s && %s\n", shellQuote(s.Worktree), shellJoin(argv))
 		return nil
 	}
-	return a.runAgent(w, s, argv, !*fresh)
+	return a.runAgent(w, s, argv, !fresh)
 }
 
 // resumeBlocked says why the agent's own resume can't work, or "".

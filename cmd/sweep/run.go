@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/state"
 	"github.com/tetherdev/tether/sweep"
@@ -19,48 +22,70 @@ type sweepFlags struct {
 	githubSet  bool // --github given either way: it overrides git config
 }
 
-func cmdRun(a *app, args []string) error {
-	fs := a.newFlags("run")
-	var sf sweepFlags
-	quiet := fs.Bool("quiet", false, "print nothing unless something went wrong (for git hooks)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	hook := fs.String("hook", "", "the git hook running this sweep (post-commit)")
+func (a *app) runCommand() *cobra.Command {
+	var (
+		sf            sweepFlags
+		quiet, asJSON bool
+		hook          string
+	)
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "finalize sessions whose agent is gone and save their turns",
+		Long: `Finalize the sessions whose agent process is gone (checked again under the
+session's lock) and condense their turns into checkpoints. The post-commit hook
+and the hook's self-heal run it; status and clean run it first.`,
+		Example: `  tether-sweep run
+  tether-sweep run --dry-run --stale-after 7d`,
+		GroupID: "sessions",
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			sf.githubSet = c.Flags().Changed("github")
+			return a.run(sf, quiet, asJSON, hook)
+		},
+	}
+	fs := c.Flags()
+	fs.BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong (for git hooks)")
+	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&hook, "hook", "", "the git hook running this sweep (post-commit)")
+	fs.MarkHidden("hook") // for the git hooks tether installs, not for people
 	fs.BoolVar(&sf.dryRun, "dry-run", false, "decide and report, change nothing")
+	sf.define(fs)
+	return c
+}
+
+// define adds the sweep policy flags that run and status share.
+func (sf *sweepFlags) define(fs *pflag.FlagSet) {
 	fs.StringVar(&sf.staleAfter, "stale-after", "", "end sessions of unknown liveness idle this long (e.g. 12h, 7d; git config tether.staleAfter)")
 	fs.BoolVar(&sf.github, "github", false, "reconcile stale sessions with GitHub (git config tether.github)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	sf.githubSet = fs.Changed("github")
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if *hook != "" && *hook != "post-commit" {
-		return usagef("--hook: unknown hook %q (want post-commit)", *hook)
+}
+
+func (a *app) run(sf sweepFlags, quiet, asJSON bool, hook string) error {
+	if hook != "" && hook != "post-commit" {
+		return usagef("--hook: unknown hook %q (want post-commit)", hook)
 	}
 	w, err := a.open()
 	if err != nil {
 		return err
 	}
-	rep, err := a.sweep(w, sf, *hook == "post-commit")
+	rep, err := a.sweep(w, sf, hook == "post-commit")
 	if err == nil && rep.ConfigErr != nil {
 		// The sweep did what it could without the setting; say what is
 		// wrong and fail, so the setting gets fixed.
 		err = rep.ConfigErr
 	}
-	if rep.Report != nil && *asJSON {
+	if rep.Report != nil && asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep.Report); err != nil {
 			return err
 		}
-	} else if rep.Report != nil && !*quiet {
+	} else if rep.Report != nil && !quiet {
 		printReport(a, rep.Report, sf.dryRun)
 	}
 	if err != nil {
 		return err
 	}
-	if *quiet {
+	if quiet {
 		for _, warn := range rep.Warnings {
 			fmt.Fprintf(a.stderr, "tether-sweep: warning: %s\n", warn)
 		}

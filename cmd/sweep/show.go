@@ -10,19 +10,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/checkpoint"
 )
 
-func cmdShow(a *app, args []string) error {
-	fs := a.newFlags("show")
-	asJSON := fs.Bool("json", false, "print the checkpoints as JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) showCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show <commit|checkpoint>",
+		Short: "show the checkpoints of a commit, or one checkpoint",
+		Long: `Show the checkpoints linked to a commit (any revision git understands), with
+the first line of each prompt, or one checkpoint by its ID with its prompts in
+full.`,
+		Example: `  tether-sweep show HEAD
+  tether-sweep show 9c1e3f2a0b4d5e6f --json`,
+		GroupID: "checkpoints",
+		Args:    exactArgs(1, "show takes one commit or checkpoint ID"),
+		RunE:    func(_ *cobra.Command, args []string) error { return a.show(args[0], asJSON) },
 	}
-	if fs.NArg() != 1 {
-		return usagef("show takes one commit or checkpoint ID")
-	}
-	arg := fs.Arg(0)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the checkpoints as JSON")
+	return c
+}
+
+func (a *app) show(arg string, asJSON bool) error {
 	w, err := a.open()
 	if err != nil {
 		return err
@@ -62,7 +73,7 @@ func cmdShow(a *app, args []string) error {
 		}
 	}
 
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cps)

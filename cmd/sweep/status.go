@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tetherdev/tether/state"
 	"github.com/tetherdev/tether/sweep"
 )
@@ -23,22 +25,36 @@ type statusJSON struct {
 // warningWindow is how far back status looks for hook failures in the log.
 const warningWindow = 24 * time.Hour
 
-func cmdStatus(a *app, args []string) error {
-	fs := a.newFlags("status")
-	var sf sweepFlags
-	noSweep := fs.Bool("no-sweep", false, "list without sweeping first")
-	all := fs.Bool("all", false, "include ended sessions")
-	asJSON := fs.Bool("json", false, "print JSON")
-	fs.StringVar(&sf.staleAfter, "stale-after", "", "end sessions of unknown liveness idle this long (see run)")
-	fs.BoolVar(&sf.github, "github", false, "reconcile stale sessions with GitHub (see run)")
-	if err := parse(fs, args); err != nil {
-		return err
+func (a *app) statusCommand() *cobra.Command {
+	var (
+		sf                   sweepFlags
+		noSweep, all, asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "sweep, then list sessions",
+		Long: `Sweep first (finalizing sessions whose agent is gone), then list the sessions
+that have not ended: who owns them, whether that process is alive, their turns
+and what they were last asked. Warnings from the hook follow the table.`,
+		Example: `  tether-sweep status
+  tether-sweep status --all --json`,
+		GroupID: "sessions",
+		Args:    noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			sf.githubSet = c.Flags().Changed("github")
+			return a.status(sf, noSweep, all, asJSON)
+		},
 	}
-	sf.githubSet = fs.Changed("github")
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if *noSweep && sf.github {
+	fs := c.Flags()
+	fs.BoolVar(&noSweep, "no-sweep", false, "list without sweeping first")
+	fs.BoolVar(&all, "all", false, "include ended sessions")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	sf.define(fs)
+	return c
+}
+
+func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
+	if noSweep && sf.github {
 		return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
 	}
 	w, err := a.open()
@@ -48,7 +64,7 @@ func cmdStatus(a *app, args []string) error {
 	out := statusJSON{Sessions: []sweep.Row{}, Finalized: []string{}, Warnings: []string{}}
 
 	var checked []sweep.Checked
-	if *noSweep {
+	if noSweep {
 		live, warns, err := w.store.List()
 		if err != nil {
 			return fmt.Errorf("list sessions: %w", err)
@@ -77,7 +93,7 @@ func cmdStatus(a *app, args []string) error {
 	for _, c := range checked {
 		rows = append(rows, sweep.MakeRow(c.Session, c.Verdict))
 	}
-	if *all || len(out.Finalized) > 0 {
+	if all || len(out.Finalized) > 0 {
 		ended, warns, err := w.store.ListEnded()
 		if err != nil {
 			return fmt.Errorf("list ended sessions: %w", err)
@@ -96,7 +112,7 @@ func cmdStatus(a *app, args []string) error {
 			if listed[s.ID] {
 				rows = slices.DeleteFunc(rows, func(r sweep.Row) bool { return r.ID == s.ID })
 			}
-			if *all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
+			if all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
 				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
 			}
 		}
@@ -114,7 +130,7 @@ func cmdStatus(a *app, args []string) error {
 		}
 	}
 
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)

@@ -4,16 +4,29 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
-func cmdVersion(a *app, args []string) error {
-	if len(args) > 0 {
-		return usagef("version takes no arguments")
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "print the version",
+		Example: "  tether-sweep version\n  tether-sweep --version",
+		GroupID: "setup",
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(a.stdout, "tether-sweep %s\n", version())
+			return nil
+		},
 	}
+}
+
+// version is this build's module version and platform.
+func version() string {
 	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		v = bi.Main.Version
 	}
-	fmt.Fprintf(a.stdout, "tether-sweep %s %s/%s\n", v, runtime.GOOS, runtime.GOARCH)
-	return nil
+	return fmt.Sprintf("%s %s/%s", v, runtime.GOOS, runtime.GOARCH)
 }
