@@ -24,6 +24,16 @@ type Event struct {
 	Reason         string // session-end reason as the agent gave it; error message for error
 	Model          string
 	SessionGone    bool // the agent says its session no longer exists (a dead resume token)
+	// Key names this very event as the agent sent it (Codex's turn_id,
+	// Claude Code's prompt_id, Cursor's generation_id, else the payload's
+	// timestamp): the same event delivered twice, through two configs or
+	// at user and project level, carries the same key. "" when the payload
+	// has none.
+	Key string
+	// NoCreate: the event may only update a session tether already
+	// records (Codex's notify program, which also fires for threads that
+	// are not sessions of the user's).
+	NoCreate bool
 }
 
 // Info describes an agent tether knows.
@@ -32,6 +42,9 @@ type Info struct {
 	Display  string // human name, e.g. "Claude Code"
 	OwnerEnv string // environment variable holding the agent's PID for its hooks, or ""
 	Binary   string // the agent's command, e.g. "claude"
+	// QuietStderr: the agent shows a hook's stderr to the user (Gemini CLI
+	// does, as a system message), so the hook must say nothing there.
+	QuietStderr bool
 }
 
 // Errors Parse wraps, so the hook can tell them apart in its log.
@@ -62,6 +75,9 @@ type adapter struct {
 	fresh  func(prompt string) []string
 	// howTo explains how to resume by hand when resume is nil.
 	howTo func(id string) string
+	// transcript is where the agent keeps session id's transcript, for an
+	// agent whose payloads do not all say (nil: they do, or it is unknown).
+	transcript func(id string, getenv func(string) string) string
 	// respond is what the hook prints on stdout, or nil.
 	respond func(ev Event) []byte
 }
@@ -199,6 +215,18 @@ func HowToResume(agentName, sessionID string) string {
 	return a.howTo(sessionID)
 }
 
+// TranscriptPath is where the agent keeps the transcript of session id, for
+// the agents whose early events do not name it (Copilot CLI names it only
+// at a turn's end), or "" when the payloads are the only source. getenv is
+// the agent's environment, as its hooks inherit it.
+func TranscriptPath(agentName, sessionID string, getenv func(string) string) string {
+	a, found := find(agentName)
+	if !found || a.transcript == nil || state.ValidateID(sessionID) != nil {
+		return ""
+	}
+	return a.transcript(sessionID, getenv)
+}
+
 // SaysSessionGone reports whether an agent's error text says the session it
 // was asked for does not exist, the sign of a dead resume token. It matches
 // the phrasings the agents use for a missing conversation.
@@ -250,12 +278,11 @@ func jsonKind(first byte) string {
 }
 
 // wireField is one key a wire struct reads, and where its value goes:
-// exactly one of str, strs, flag and raw is set.
+// exactly one of str, strs and raw is set.
 type wireField struct {
 	name string
 	str  *string   // a string; null leaves it as it was
 	strs *[]string // an array of strings (see jsontext.DecodeSlice)
-	flag **bool    // true or false; null sets nil
 	raw  *[]byte   // any value, as it is in the payload ("null" included)
 }
 
@@ -312,14 +339,6 @@ func (f wireField) set(v jsontext.Value) error {
 		return decodeString(f.str, v)
 	case f.strs != nil:
 		return jsontext.DecodeSlice(f.strs, v, "[]string", decodeString)
-	case f.flag != nil && v.Kind() == jsontext.Null:
-		*f.flag = nil
-	case f.flag != nil:
-		b, err := v.Bool()
-		if err != nil {
-			return err
-		}
-		*f.flag = &b
 	}
 	return nil
 }
@@ -430,6 +449,20 @@ func clip(s string) string {
 		return s
 	}
 	return s[:max] + "..."
+}
+
+// rawText is a raw JSON value as a key: a string's text, a number's
+// digits; "" for null or nothing.
+func rawText(raw []byte) string {
+	v, err := jsontext.Parse(raw)
+	switch {
+	case err != nil || v.Kind() == jsontext.Null:
+		return ""
+	case v.Kind() == jsontext.String:
+		s, _ := v.Unquote()
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
 }
 
 // firstNonEmpty returns the first of vs that is not empty.

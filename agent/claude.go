@@ -14,7 +14,7 @@ func claudeCode() adapter {
 			if err != nil {
 				return err
 			}
-			mapSnake(ev, w, payload)
+			mapSnake(ev, w, payload, snakeKind)
 			return nil
 		},
 		resume: func(id string) []string { return append([]string{"claude"}, flagValue("--resume", "--resume", id)...) },
@@ -26,9 +26,10 @@ func claudeCode() adapter {
 // event.
 func snakeTracks(native string) bool { _, ok := snakeKind(native); return ok }
 
-// snakeKind is the event mapping Claude Code and Codex share. Everything
-// else they report — SubagentStart/SubagentStop, tool, permission,
-// compaction and notification events — is not a turn of the main session.
+// snakeKind is the event mapping Claude Code and Codex share (Codex adds
+// Interrupt, see codexKind). Everything else they report —
+// SubagentStart/SubagentStop, tool, permission, compaction and notification
+// events — is not a turn of the main session.
 func snakeKind(native string) (state.Event, bool) {
 	switch native {
 	case "SessionStart":
@@ -45,9 +46,10 @@ func snakeKind(native string) (state.Event, bool) {
 	return "", false
 }
 
-// mapSnake sets Kind and the event's own fields for Claude Code and Codex.
-func mapSnake(ev *Event, w snakeWire, payload []byte) {
-	kind, ok := snakeKind(ev.Native)
+// mapSnake sets Kind and the event's own fields for Claude Code and Codex,
+// whose events kindOf maps.
+func mapSnake(ev *Event, w snakeWire, payload []byte, kindOf func(string) (state.Event, bool)) {
+	kind, ok := kindOf(ev.Native)
 	if !ok {
 		return // Parse decides between Ignore and another agent's event
 	}

@@ -11,8 +11,9 @@ const notifyTurnComplete = "agent-turn-complete"
 // as its last argument, with kebab-case keys.
 type codexWire struct {
 	snakeWire
-	Type     string
-	ThreadID string
+	Type       string
+	ThreadID   string
+	NotifyTurn string // notify's turn-id
 }
 
 // fields lists codexWire's own keys first: its thread-id hides foreign's.
@@ -20,6 +21,7 @@ func (w *codexWire) fields() []wireField {
 	return append([]wireField{
 		{name: "type", str: &w.Type},
 		{name: "thread-id", str: &w.ThreadID},
+		{name: "turn-id", str: &w.NotifyTurn},
 	}, w.snakeWire.fields()...)
 }
 
@@ -30,7 +32,8 @@ func codex() adapter {
 	return adapter{
 		info: Info{Name: name, Display: "Codex", Binary: "codex"},
 		tracks: func(native string) bool {
-			return native == notifyTurnComplete || snakeTracks(native)
+			_, ok := codexKind(native)
+			return ok || native == notifyTurnComplete
 		},
 		parse: func(ev *Event, payload []byte) error {
 			var w codexWire
@@ -39,25 +42,41 @@ func codex() adapter {
 			}
 			if w.HookEventName == "" && w.Type != "" {
 				// Notify: the thread is the session; only a finished turn
-				// is tracked.
+				// is tracked, and only for a session the hooks already
+				// record. Notify fires for every thread, the TUI's hidden
+				// title-generation thread included, and a thread no hook
+				// ever named is not a session of the user's.
 				if err := w.foreign.check(name); err != nil {
 					return err
 				}
 				ev.Native = w.Type
 				ev.SessionID = w.ThreadID
 				ev.Cwd = w.Cwd
+				ev.Key = w.NotifyTurn
 				if w.Type == notifyTurnComplete {
 					ev.Kind = state.EventTurnEnd
+					ev.NoCreate = true
 				}
 				return nil
 			}
 			if err := w.fill(name, ev); err != nil {
 				return err
 			}
-			mapSnake(ev, w.snakeWire, payload)
+			mapSnake(ev, w.snakeWire, payload, codexKind)
 			return nil
 		},
 		resume: func(id string) []string { return append([]string{"codex", "resume"}, positional(id)...) },
 		fresh:  func(prompt string) []string { return append([]string{"codex"}, positional(prompt)...) },
 	}
+}
+
+// codexKind maps Codex's events: Claude Code's names, and Interrupt, which
+// Codex fires when the user cancels a turn (Esc in the TUI, SIGINT in
+// `codex exec`). The turn ends there; the session goes on (or ends with
+// its own SessionEnd).
+func codexKind(native string) (state.Event, bool) {
+	if native == "Interrupt" {
+		return state.EventTurnEnd, true
+	}
+	return snakeKind(native)
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"path/filepath"
+
 	"github.com/tetherdev/tether/internal/jsontext"
 	"github.com/tetherdev/tether/state"
 )
@@ -20,7 +22,9 @@ type copilotWire struct {
 	Source              string // startup | resume | new
 	Reason              string // complete | error | abort | timeout | user_exit
 	Error               []byte // errorOccurred: {message, name, stack}, raw
-	Recoverable         *bool
+	ErrorContextCamel   string // errorOccurred: model_call | tool_execution | ...
+	ErrorContext        string
+	Timestamp           []byte // epoch milliseconds (camelCase) or an ISO time (VS Code)
 	foreign
 }
 
@@ -38,7 +42,9 @@ func (w *copilotWire) fields() []wireField {
 		{name: "source", str: &w.Source},
 		{name: "reason", str: &w.Reason},
 		{name: "error", raw: &w.Error},
-		{name: "recoverable", flag: &w.Recoverable},
+		{name: "errorContext", str: &w.ErrorContextCamel},
+		{name: "error_context", str: &w.ErrorContext},
+		{name: "timestamp", raw: &w.Timestamp},
 	}, w.foreign.fields()...)
 }
 
@@ -64,6 +70,7 @@ func copilot() adapter {
 			ev.SessionID = id
 			ev.Cwd = w.Cwd
 			ev.TranscriptPath = firstNonEmpty(w.TranscriptPathCamel, w.TranscriptPath)
+			ev.Key = rawText(w.Timestamp)
 			kind, ok := copilotKind(ev.Native)
 			if !ok {
 				return nil
@@ -77,8 +84,11 @@ func copilot() adapter {
 			case state.EventSessionEnd:
 				ev.Reason = w.Reason
 			case state.EventError:
-				if w.Recoverable != nil && *w.Recoverable {
-					// The agent carries on with the turn.
+				// A failed tool call is the model's to handle: the turn
+				// goes on. A failed model call ends the turn, whatever
+				// "recoverable" says: Copilot CLI 1.0.102 marks a fatal
+				// HTTP 400 recoverable and then ends the session.
+				if firstNonEmpty(w.ErrorContextCamel, w.ErrorContext) == "tool_execution" {
 					ev.Ignore = true
 					return nil
 				}
@@ -88,6 +98,21 @@ func copilot() adapter {
 			return nil
 		},
 		resume: func(id string) []string { return []string{"copilot", "--resume=" + id} },
+		// Only agentStop names the transcript; it is always
+		// session-state/<id>/events.jsonl in Copilot's home, so a session
+		// killed in its first turn has one too.
+		transcript: func(id string, getenv func(string) string) string {
+			home := getenv("COPILOT_HOME")
+			if home == "" {
+				if h := getenv("HOME"); h != "" {
+					home = filepath.Join(h, ".copilot")
+				}
+			}
+			if !filepath.IsAbs(home) {
+				return ""
+			}
+			return filepath.Join(home, "session-state", id, "events.jsonl")
+		},
 		fresh: func(prompt string) []string {
 			if prompt == "" {
 				return []string{"copilot"}
@@ -108,6 +133,12 @@ func copilotErrorMessage(raw []byte) string {
 			}
 		}
 		return "error occurred"
+	}
+	// A failed model call carries the API's error body as its message:
+	// its own message says it better.
+	var inner string
+	if decode([]byte(message), []wireField{{name: "message", str: &inner}}) == nil && inner != "" {
+		message = inner
 	}
 	switch {
 	case name != "" && message != "":

@@ -22,6 +22,7 @@ type cursorWire struct {
 	Status         string // stop: completed | aborted | error
 	Reason         string // sessionEnd: completed | aborted | error | window_close | user_close
 	ErrorMessage   string // sessionEnd with reason error
+	GenerationID   string // one per prompt and its response
 	foreign
 }
 
@@ -40,6 +41,7 @@ func (w *cursorWire) fields() []wireField {
 		{name: "status", str: &w.Status},
 		{name: "reason", str: &w.Reason},
 		{name: "error_message", str: &w.ErrorMessage},
+		{name: "generation_id", str: &w.GenerationID},
 	}, w.foreign.fields()...)
 }
 
@@ -70,6 +72,7 @@ func cursor() adapter {
 			}
 			ev.TranscriptPath = w.TranscriptPath
 			ev.Model = w.Model
+			ev.Key = w.GenerationID
 			kind, ok := cursorKind(ev.Native)
 			if !ok {
 				return nil

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/tetherdev/tether/state"
@@ -11,15 +10,7 @@ import (
 // FuzzParse feeds arbitrary bytes to every adapter, on stdin and as Codex's
 // notify argument, and checks Parse's promises.
 func FuzzParse(f *testing.F) {
-	var files []string
-	for _, pattern := range []string{claudeFixtures + "/*.json", "testdata/*/*.json"} {
-		m, err := filepath.Glob(pattern)
-		if err != nil {
-			f.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	for _, file := range files {
+	for _, file := range payloadFiles(f) {
 		f.Add(readFixture(f, file), "")
 	}
 	for _, seed := range []struct{ payload, eventArg string }{

@@ -5,10 +5,12 @@ import "github.com/tetherdev/tether/state"
 // gemini is Gemini CLI's hook protocol: JSON on stdin with the same base
 // fields as Claude Code (session_id, transcript_path, cwd, hook_event_name),
 // its own event names, and a stdout that must stay silent or hold JSON.
+// When a hook's stdout is empty, Gemini CLI shows its stderr to the user as
+// a system message: the hook keeps quiet there.
 func gemini() adapter {
 	const name = "gemini"
 	return adapter{
-		info:   Info{Name: name, Display: "Gemini CLI", Binary: "gemini"},
+		info:   Info{Name: name, Display: "Gemini CLI", Binary: "gemini", QuietStderr: true},
 		tracks: func(native string) bool { _, ok := geminiKind(native); return ok },
 		parse: func(ev *Event, payload []byte) error {
 			w, err := decodeSnake(name, ev, payload)

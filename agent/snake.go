@@ -18,6 +18,11 @@ type snakeWire struct {
 	AgentID      string
 	Error        string // StopFailure: the error type, e.g. rate_limit
 	ErrorDetails string
+	// What names the event itself (see Event.Key): Codex's turn_id, Claude
+	// Code's prompt_id, Gemini CLI's timestamp.
+	TurnID    string
+	PromptID  string
+	Timestamp []byte
 	foreign
 }
 
@@ -35,6 +40,9 @@ func (w *snakeWire) fields() []wireField {
 		{name: "agent_id", str: &w.AgentID},
 		{name: "error", str: &w.Error},
 		{name: "error_details", str: &w.ErrorDetails},
+		{name: "turn_id", str: &w.TurnID},
+		{name: "prompt_id", str: &w.PromptID},
+		{name: "timestamp", raw: &w.Timestamp},
 	}, w.foreign.fields()...)
 }
 
@@ -61,6 +69,7 @@ func (w *snakeWire) fill(self string, ev *Event) error {
 	ev.Cwd = w.Cwd
 	ev.TranscriptPath = w.TranscriptPath
 	ev.Model = w.Model
+	ev.Key = firstNonEmpty(w.TurnID, w.PromptID, rawText(w.Timestamp))
 	return nil
 }
 
