@@ -78,6 +78,10 @@ type adapter struct {
 	// transcript is where the agent keeps session id's transcript, for an
 	// agent whose payloads do not all say (nil: they do, or it is unknown).
 	transcript func(id string, getenv func(string) string) string
+	// cancelled tells a transcript line that says the user cancelled the
+	// turn, for an agent that fires no hook on a cancel (see
+	// TurnCancelled); nil for the others.
+	cancelled func(line []byte) bool
 	// respond is what the hook prints on stdout, or nil.
 	respond func(ev Event) []byte
 }

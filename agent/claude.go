@@ -17,8 +17,9 @@ func claudeCode() adapter {
 			mapSnake(ev, w, payload, snakeKind)
 			return nil
 		},
-		resume: func(id string) []string { return append([]string{"claude"}, flagValue("--resume", "--resume", id)...) },
-		fresh:  func(prompt string) []string { return append([]string{"claude"}, positional(prompt)...) },
+		resume:    func(id string) []string { return append([]string{"claude"}, flagValue("--resume", "--resume", id)...) },
+		fresh:     func(prompt string) []string { return append([]string{"claude"}, positional(prompt)...) },
+		cancelled: claudeCancelled,
 	}
 }
 

@@ -22,10 +22,13 @@ func encodeTurn(r TurnRecord) ([]byte, error) {
 	if r.Owner != nil {
 		e.identity("owner", r.Owner)
 	}
+	if r.Key != "" {
+		e.str("key", r.Key)
+	}
 	return e.close()
 }
 
-var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner"}
+var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner", "key"}
 
 // decodeTurn reads one line of a turn log as json.Unmarshal reads it into
 // a TurnRecord: null is the zero record, unknown keys are skipped.
@@ -51,6 +54,8 @@ func decodeTurn(line []byte) (TurnRecord, error) {
 			return decodeInt64(&r.TranscriptSize, v)
 		case "owner":
 			return decodePointer(&r.Owner, v, decodeIdentity)
+		case "key":
+			return decodeString(&r.Key, v)
 		}
 		return nil
 	}, nil)

@@ -53,34 +53,40 @@ const (
 // Fields this build does not know are kept in extra and written back
 // unchanged, so an older tether never drops a newer one's data.
 type Session struct {
-	Version           int                `json:"version"`
-	ID                string             `json:"id"`
-	Incarnation       string             `json:"incarnation,omitempty"` // see NewIncarnation
-	Agent             string             `json:"agent"`
-	Phase             Phase              `json:"phase"`
-	Worktree          string             `json:"worktree,omitempty"`
-	Branch            string             `json:"branch,omitempty"`
-	StartedAt         time.Time          `json:"started_at"`
-	UpdatedAt         time.Time          `json:"updated_at"`
-	LastTurnStartedAt time.Time          `json:"last_turn_started_at,omitzero"`
-	LastTurnEndedAt   time.Time          `json:"last_turn_ended_at,omitzero"`
-	LastHookAt        time.Time          `json:"last_hook_at,omitzero"` // last event from the agent's own hooks
-	Turns             int                `json:"turns"`                 // turn-starts seen
-	LastPrompt        string             `json:"last_prompt,omitempty"`
-	Owner             *proclive.Identity `json:"owner,omitempty"`
-	TranscriptPath    string             `json:"transcript_path,omitempty"`
-	Resumable         bool               `json:"resumable"`
-	ResumableReason   string             `json:"resumable_reason,omitempty"` // why resumable went false
-	EndedAt           time.Time          `json:"ended_at,omitzero"`
-	EndReason         string             `json:"end_reason,omitempty"`
-	EndNote           string             `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
-	Interrupted       bool               `json:"interrupted,omitempty"`
-	TurnLogSize       int64              `json:"turn_log_size"`   // turn-log size after our last append
-	Condensed         int64              `json:"condensed"`       // turn-log byte offset already condensed
-	CondensedTurns    int                `json:"condensed_turns"` // turn-starts already condensed
-	Checkpoints       []CheckpointRef    `json:"checkpoints,omitempty"`
-	LastError         string             `json:"last_error,omitempty"`
-	GitHub            *GitHubLink        `json:"github,omitempty"`
+	Version           int       `json:"version"`
+	ID                string    `json:"id"`
+	Incarnation       string    `json:"incarnation,omitempty"` // see NewIncarnation
+	Agent             string    `json:"agent"`
+	Phase             Phase     `json:"phase"`
+	Worktree          string    `json:"worktree,omitempty"`
+	Branch            string    `json:"branch,omitempty"`
+	StartedAt         time.Time `json:"started_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
+	LastTurnStartedAt time.Time `json:"last_turn_started_at,omitzero"`
+	LastTurnEndedAt   time.Time `json:"last_turn_ended_at,omitzero"`
+	LastHookAt        time.Time `json:"last_hook_at,omitzero"` // last event from the agent's own hooks
+	Turns             int       `json:"turns"`                 // turn-starts seen
+	LastPrompt        string    `json:"last_prompt,omitempty"`
+	// LastTurnKey is the agent's name for the event that started the last
+	// turn (agent.Event.Key): the same event delivered again is recognised.
+	LastTurnKey string `json:"last_turn_key,omitempty"`
+	// TurnTranscriptFrom is the transcript's size when the last turn
+	// started: what the agent wrote since is that turn's.
+	TurnTranscriptFrom int64              `json:"turn_transcript_from,omitempty"`
+	Owner              *proclive.Identity `json:"owner,omitempty"`
+	TranscriptPath     string             `json:"transcript_path,omitempty"`
+	Resumable          bool               `json:"resumable"`
+	ResumableReason    string             `json:"resumable_reason,omitempty"` // why resumable went false
+	EndedAt            time.Time          `json:"ended_at,omitzero"`
+	EndReason          string             `json:"end_reason,omitempty"`
+	EndNote            string             `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
+	Interrupted        bool               `json:"interrupted,omitempty"`
+	TurnLogSize        int64              `json:"turn_log_size"`   // turn-log size after our last append
+	Condensed          int64              `json:"condensed"`       // turn-log byte offset already condensed
+	CondensedTurns     int                `json:"condensed_turns"` // turn-starts already condensed
+	Checkpoints        []CheckpointRef    `json:"checkpoints,omitempty"`
+	LastError          string             `json:"last_error,omitempty"`
+	GitHub             *GitHubLink        `json:"github,omitempty"`
 
 	extra map[string]json.RawMessage // unknown fields, preserved across rewrites
 }
@@ -160,4 +166,7 @@ type TurnRecord struct {
 	// Owner is the agent process captured at a turn start: the record
 	// alone then says all a turn changed in the session (see applyTurn).
 	Owner *proclive.Identity `json:"owner,omitempty"`
+	// Key is the agent's name for the event that started the turn (see
+	// Session.LastTurnKey).
+	Key string `json:"key,omitempty"`
 }

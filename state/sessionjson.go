@@ -78,6 +78,12 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.LastPrompt != "" {
 		e.str("last_prompt", s.LastPrompt)
 	}
+	if s.LastTurnKey != "" {
+		e.str("last_turn_key", s.LastTurnKey)
+	}
+	if s.TurnTranscriptFrom != 0 {
+		e.int("turn_transcript_from", s.TurnTranscriptFrom)
+	}
 	if s.Owner != nil {
 		e.identity("owner", s.Owner)
 	}
@@ -229,7 +235,8 @@ func decodeSession(data []byte, id string) (*Session, error) {
 var (
 	sessionNames = []string{
 		"version", "id", "incarnation", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
-		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "owner",
+		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
+		"turn_transcript_from", "owner",
 		"transcript_path", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
 	}
@@ -271,6 +278,10 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeInt(&s.Turns, v)
 		case "last_prompt":
 			return decodeString(&s.LastPrompt, v)
+		case "last_turn_key":
+			return decodeString(&s.LastTurnKey, v)
+		case "turn_transcript_from":
+			return decodeInt64(&s.TurnTranscriptFrom, v)
 		case "owner":
 			return decodePointer(&s.Owner, v, decodeIdentity)
 		case "transcript_path":

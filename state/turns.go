@@ -93,6 +93,7 @@ func applyTurn(s *Session, r TurnRecord) {
 		s.Turns = max(s.Turns, r.Turn)
 		s.LastTurnStartedAt = r.At
 		s.LastPrompt = trimPrompt(r.Prompt)
+		s.LastTurnKey, s.TurnTranscriptFrom = r.Key, r.TranscriptSize
 		s.InUse()
 		if s.Phase != PhaseEnded {
 			s.Phase = PhaseActive

@@ -5,24 +5,32 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetherdev/tether/state"
 )
 
-// samplePayload reads agent/testdata/<dir>/<file> and points it at session
+// samplePayload reads agent/testdata/<dir>/<file> (or <file>, when it has
+// a directory) and points it at session
 // id in r: every session key, cwd, workspace root and transcript path the
-// agent's payload has is rewritten; nothing is added. hasTranscript tells
-// whether the payload names a transcript.
-func samplePayload(t *testing.T, r testRepo, dir, file, id string) (payload []byte, hasTranscript bool) {
+// agent's payload has is rewritten (to transcript); nothing is added.
+// hasTranscript tells whether the payload names a transcript.
+func samplePayload(t *testing.T, r testRepo, dir, file, id, transcript string) (payload []byte, hasTranscript bool) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", dir, file))
+	if !strings.Contains(file, "/") {
+		file = filepath.Join(dir, file) // else it names its own directory
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("%s/%s: %v", dir, file, err)
+	}
+	if inner, ok := m["payload"].(map[string]any); ok {
+		m = inner // a Codex notify recording: the JSON the program got
 	}
 	for _, k := range []string{"session_id", "sessionId", "conversation_id", "thread-id"} {
 		if _, ok := m[k]; ok {
@@ -37,7 +45,7 @@ func samplePayload(t *testing.T, r testRepo, dir, file, id string) (payload []by
 	}
 	for _, k := range []string{"transcript_path", "transcriptPath"} {
 		if v, ok := m[k]; ok && v != nil {
-			m[k] = r.transcript(id)
+			m[k] = transcript
 			hasTranscript = true
 		}
 	}
@@ -61,13 +69,16 @@ type step struct {
 
 const cursorAnswer = `{"continue":true}` + "\n"
 
-// TestAllAgents runs each agent's recorded payloads through the real
-// binary, in order, and checks the phases and the turn log they leave.
+// TestAllAgents runs each agent's payloads — recorded from the real CLIs
+// (recorded/<agent>), or written from the documentation where nothing was
+// recorded — through the real binary, in order, and checks the phases and
+// the turn log they leave.
 func TestAllAgents(t *testing.T) {
 	const (
 		start = state.RecTurnStart
 		end   = state.RecTurnEnd
 	)
+	copilotHome := func(r testRepo) string { return filepath.Join(r.scratch, "copilot") }
 	for _, tc := range []struct {
 		name, agent, dir string
 		steps            []step
@@ -75,38 +86,49 @@ func TestAllAgents(t *testing.T) {
 		lastError        string
 		resumable        bool   // the agent's session can still be resumed
 		resumableReason  string // why not
+		// derived: the agent's home, where the hook finds the transcript
+		// from the first event on (nil: the payloads name it).
+		derived func(r testRepo) string
 	}{
-		{name: "claude-code", agent: "claude-code", dir: "claude-code", steps: []step{
-			{file: "UserPromptSubmit_agent_session.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "review the auth module"},
-			{file: "Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
-			{file: "StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end},
-			{file: "SessionEnd_logout.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndSessionEnd, lastError: "rate_limit: 429 Too Many Requests", resumable: true},
-		{name: "gemini", agent: "gemini", dir: "gemini", steps: []step{
+		{name: "claude-code", agent: "claude-code", dir: "recorded/claude-code", steps: []step{
 			{file: "SessionStart_startup.json", event: "SessionStart", phase: state.PhaseIdle},
-			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive, turnRec: start, prompt: "add a --verbose flag to the CLI"},
+			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			// The same prompt again, through a second config: one turn.
+			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{file: "PreToolUse_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
+			{file: "claude-code/Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
+			{file: "claude-code/StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end},
+			{file: "SessionEnd.json", event: "SessionEnd", phase: state.PhaseEnded},
+		}, endReason: state.EndSessionEnd, lastError: "rate_limit: 429 Too Many Requests", resumable: true},
+		{name: "gemini", agent: "gemini", dir: "recorded/gemini", steps: []step{
+			{file: "SessionStart_startup.json", event: "SessionStart", phase: state.PhaseIdle},
+			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive}, // delivered twice
+			{file: "PreCompress_auto.json", event: "PreCompress", phase: state.PhaseActive},
 			{file: "BeforeModel.json", event: "BeforeModel", phase: state.PhaseActive},
-			{file: "BeforeTool.json", event: "BeforeTool", phase: state.PhaseActive},
-			{file: "AfterTool.json", event: "AfterTool", phase: state.PhaseActive},
-			{file: "Notification.json", event: "Notification", phase: state.PhaseActive},
+			{file: "BeforeToolSelection.json", event: "BeforeToolSelection", phase: state.PhaseActive},
+			{file: "AfterModel.json", event: "AfterModel", phase: state.PhaseActive},
+			{file: "BeforeTool_write_file.json", event: "BeforeTool", phase: state.PhaseActive},
+			{file: "AfterTool_write_file.json", event: "AfterTool", phase: state.PhaseActive},
+			{file: "Notification_ToolPermission.json", event: "Notification", phase: state.PhaseActive},
 			{file: "AfterAgent.json", event: "AfterAgent", phase: state.PhaseIdle, turnRec: end},
-			{file: "PreCompress.json", event: "PreCompress", phase: state.PhaseIdle},
 			{file: "SessionEnd_exit.json", event: "SessionEnd", phase: state.PhaseEnded},
 			{file: "SessionStart_resume.json", event: "SessionStart", phase: state.PhaseIdle},
-			{file: "BeforeAgent.json", event: "BeforeAgent", phase: state.PhaseActive, turnRec: start, prompt: "add a --verbose flag to the CLI"},
-			{file: "SessionEnd_prompt_input_exit.json", event: "SessionEnd", phase: state.PhaseEnded},
-		}, endReason: state.EndInterrupted, resumable: true},
-		{name: "codex", agent: "codex", dir: "codex", steps: []step{
+			{file: "SessionEnd_clear.json", event: "SessionEnd", phase: state.PhaseEnded},
+		}, endReason: state.EndSessionEnd, resumable: true},
+		{name: "codex", agent: "codex", dir: "recorded/codex", steps: []step{
 			{file: "SessionStart_startup.json", event: "SessionStart", phase: state.PhaseIdle},
-			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "fix the flaky test in store_test.go"},
-			{file: "PreToolUse.json", event: "PreToolUse", phase: state.PhaseActive},
-			{file: "PostToolUse.json", event: "PostToolUse", phase: state.PhaseActive},
-			{file: "SubagentStart.json", event: "SubagentStart", phase: state.PhaseActive},
-			{file: "Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
-			{file: "notify_agent-turn-complete.json", argv: true, phase: state.PhaseIdle, turnRec: end},
-			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "fix the flaky test in store_test.go"},
+			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			{file: "PreToolUse_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
+			{file: "PostToolUse_Bash.json", event: "PostToolUse", phase: state.PhaseActive},
 			{file: "Stop.json", event: "Stop", phase: state.PhaseIdle, turnRec: end},
-			{file: "SessionEnd.json", event: "SessionEnd", phase: state.PhaseEnded},
+			{file: "notify_exec_argv.json", argv: true, phase: state.PhaseIdle}, // the turn already ended
+			{file: "UserPromptSubmit_tui.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start,
+				prompt: "hello from the tuiMOCK_STALL esc me"},
+			// Esc: the turn ends, the session goes on.
+			{file: "Interrupt_tui_esc.json", event: "Interrupt", phase: state.PhaseIdle, turnRec: end},
+			{file: "SessionStart_resume.json", event: "SessionStart", phase: state.PhaseIdle},
+			{file: "SessionEnd_exec_exit.json", event: "SessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, resumable: true},
 		{name: "cursor", agent: "cursor", dir: "cursor", steps: []step{
 			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
@@ -117,31 +139,41 @@ func TestAllAgents(t *testing.T) {
 			{file: "subagentStop.json", event: "subagentStop", phase: state.PhaseActive},
 			{file: "afterAgentResponse.json", event: "afterAgentResponse", phase: state.PhaseActive},
 			{file: "stop_completed.json", event: "stop", phase: state.PhaseIdle, turnRec: end},
-			{file: "beforeSubmitPrompt.json", event: "beforeSubmitPrompt", phase: state.PhaseActive, stdout: cursorAnswer, turnRec: start, prompt: "rename Store.Open to Store.Load"},
-			{file: "stop_error.json", event: "stop", phase: state.PhaseIdle, turnRec: end},
+			{file: "stop_error.json", event: "stop", phase: state.PhaseIdle},
 			{file: "sessionEnd.json", event: "sessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, lastError: "agent loop ended with an error", resumable: true},
-		{name: "copilot", agent: "copilot", dir: "copilot", steps: []step{
-			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
-			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
-			{file: "preToolUse.json", event: "preToolUse", phase: state.PhaseActive},
-			{file: "postToolUseFailure.json", event: "postToolUseFailure", phase: state.PhaseActive},
-			{file: "errorOccurred_recoverable.json", event: "errorOccurred", phase: state.PhaseActive},
-			{file: "notification.json", event: "notification", phase: state.PhaseActive},
-			{file: "subagentStop.json", event: "subagentStop", phase: state.PhaseActive},
+		{name: "copilot", agent: "copilot", dir: "recorded/copilot", derived: copilotHome, steps: []step{
+			// Either may come first; the transcript is known from the start.
+			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseActive},
+			{file: "userLevel_sessionStart.json", event: "sessionStart", phase: state.PhaseActive},
+			{file: "userPromptTransformed.json", event: "userPromptTransformed", phase: state.PhaseActive},
+			{file: "preToolUse_bash.json", event: "preToolUse", phase: state.PhaseActive},
+			{file: "permissionRequest_bash.json", event: "permissionRequest", phase: state.PhaseActive},
+			{file: "postToolUse_bash.json", event: "postToolUse", phase: state.PhaseActive},
+			{file: "copilot/errorOccurred_tool_execution.json", event: "errorOccurred", phase: state.PhaseActive},
 			{file: "agentStop.json", event: "agentStop", phase: state.PhaseIdle, turnRec: end},
-			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
-			{file: "errorOccurred.json", event: "errorOccurred", phase: state.PhaseIdle, turnRec: end},
 			{file: "sessionEnd.json", event: "sessionEnd", phase: state.PhaseEnded},
+			{file: "userLevel_sessionEnd.json", event: "sessionEnd", phase: state.PhaseEnded},
 			{file: "sessionStart_resume.json", event: "sessionStart", phase: state.PhaseIdle},
-		}, lastError: "", resumable: true}, // the resume cleared the old error
-		{name: "copilot VS Code format", agent: "copilot", dir: "copilot", steps: []step{
+			// The first prompt's delivery once more: not a new turn.
+			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseIdle},
+		}, resumable: true},
+		// A fatal model error, marked recoverable: the turn failed.
+		{name: "copilot failed turn", agent: "copilot", dir: "recorded/copilot", derived: copilotHome, steps: []step{
+			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
+			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			{file: "errorOccurred_model_call.json", event: "errorOccurred", phase: state.PhaseIdle, turnRec: end},
+			{file: "sessionEnd_error.json", event: "sessionEnd", phase: state.PhaseEnded},
+		}, endReason: state.EndSessionEnd, lastError: "Error: mock failure (MOCK_FAIL)", resumable: true},
+		{name: "copilot VS Code format", agent: "copilot", dir: "recorded/copilot", derived: copilotHome, steps: []step{
 			{file: "SessionStart_vscode.json", event: "SessionStart", phase: state.PhaseIdle},
-			{file: "UserPromptSubmit_vscode.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
+			{file: "UserPromptSubmit_vscode.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
+			{file: "PreToolUse_vscode_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
+			{file: "PostToolUse_vscode_Bash.json", event: "PostToolUse", phase: state.PhaseActive},
 			{file: "Stop_vscode.json", event: "Stop", phase: state.PhaseIdle, turnRec: end},
-			{file: "UserPromptSubmit_vscode.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "summarize the open TODOs"},
 			// The agent says the session is gone: a dead resume token.
-			{file: "ErrorOccurred_vscode.json", event: "ErrorOccurred", phase: state.PhaseIdle, turnRec: end},
+			{file: "copilot/ErrorOccurred_vscode.json", event: "ErrorOccurred", phase: state.PhaseIdle},
 			{file: "SessionEnd_vscode.json", event: "SessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, lastError: "SessionError: Session not found: 6e5d4c3b-2a19-4f08-b7e6-d5c4b3a29180",
 			resumableReason: "agent reported the session is gone"},
@@ -150,17 +182,27 @@ func TestAllAgents(t *testing.T) {
 			r := newRepo(t)
 			const id = "e2e-session"
 			head := r.head(t)
+			transcript := r.transcript(id)
+			var env []string
+			if tc.derived != nil {
+				home := tc.derived(r)
+				env = []string{"COPILOT_HOME=" + home}
+				transcript = filepath.Join(home, "session-state", id, "events.jsonl")
+				if err := os.MkdirAll(filepath.Dir(transcript), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var want []state.TurnRecord
 			turn := 0
-			transcriptKnown := false // some payload named it: the hook measures it from then on
+			transcriptKnown := tc.derived != nil // else some payload names it: the hook measures it from then on
 			for i, st := range tc.steps {
 				// The agent writes its transcript as the session goes.
-				appendLine(t, r.transcript(id), fmt.Sprintf(`{"step":%d}`, i))
-				payload, hasTranscript := samplePayload(t, r, tc.dir, st.file, id)
+				appendLine(t, transcript, fmt.Sprintf(`{"step":%d}`, i))
+				payload, hasTranscript := samplePayload(t, r, tc.dir, st.file, id, transcript)
 				transcriptKnown = transcriptKnown || hasTranscript
 				var size int64
 				if transcriptKnown {
-					size = fileSize(r.transcript(id))
+					size = fileSize(transcript)
 				}
 				args := []string{tc.agent}
 				if st.event != "" {
@@ -172,7 +214,7 @@ func TestAllAgents(t *testing.T) {
 				} else {
 					stdin = payload
 				}
-				run := runHook(t, r.dir, stdin, nil, args...)
+				run := runHook(t, r.dir, stdin, env, args...)
 				if run.stdout != st.stdout || run.stderr != "" {
 					t.Fatalf("step %d (%s): stdout %q, stderr %q; want stdout %q and no stderr", i, st.file, run.stdout, run.stderr, st.stdout)
 				}
@@ -183,7 +225,7 @@ func TestAllAgents(t *testing.T) {
 				switch st.turnRec {
 				case state.RecTurnStart:
 					turn++
-					want = append(want, state.TurnRecord{T: start, Turn: turn, Prompt: st.prompt, Head: head, TranscriptSize: size})
+					want = append(want, state.TurnRecord{T: start, Turn: turn, Prompt: st.prompt, Head: head, TranscriptSize: size, Key: s.LastTurnKey})
 				case state.RecTurnEnd:
 					want = append(want, state.TurnRecord{T: end, Turn: turn, Head: head, TranscriptSize: size})
 				}
@@ -192,8 +234,8 @@ func TestAllAgents(t *testing.T) {
 			if s.Agent != tc.agent || s.Worktree != r.dir || s.Branch != "main" || s.Turns != turn {
 				t.Errorf("agent %q, worktree %q, branch %q, %d turns; want %q, %q, main, %d", s.Agent, s.Worktree, s.Branch, s.Turns, tc.agent, r.dir, turn)
 			}
-			if transcriptKnown && s.TranscriptPath != r.transcript(id) {
-				t.Errorf("transcript path %q, want %q", s.TranscriptPath, r.transcript(id))
+			if transcriptKnown && s.TranscriptPath != transcript {
+				t.Errorf("transcript path %q, want %q", s.TranscriptPath, transcript)
 			}
 			if s.Resumable != tc.resumable || s.ResumableReason != tc.resumableReason {
 				t.Errorf("resumable %v (%q), want %v (%q)", s.Resumable, s.ResumableReason, tc.resumable, tc.resumableReason)

@@ -74,7 +74,7 @@ func TestBadPayloads(t *testing.T) {
 		{"over 4 MiB", []string{"claude-code"}, huge, "payload over 4 MiB"},
 		{"unknown agent", []string{"claude-desktop"}, good, "unknown agent"},
 		{"another agent's payload", []string{"claude-code"}, cursorish, "does not look like claude-code's"},
-		{"another agent's event", []string{"gemini"}, good, "does not look like gemini's"},
+		{"another agent's event", []string{"cursor"}, good, "does not look like cursor's"},
 		{"session ID leading out of the store", []string{"claude-code"},
 			claudePayload(t, r, "../../etc/passwd", "SessionStart", nil), "invalid session id"},
 		{"field of the wrong type", []string{"claude-code"}, []byte(`{"session_id":7,"hook_event_name":"Stop"}`), "wrong type"},

@@ -64,9 +64,13 @@ func (h *hook) run() {
 }
 
 // fail leaves one line on stderr and one in the log; the agent carries on.
+// Where the agent shows a hook's stderr to the user (Gemini CLI), only the
+// log line.
 func (h *hook) fail(err error) {
 	msg := oneLine(err.Error())
-	fmt.Fprintf(h.stderr, "tether-hook: %s\n", msg)
+	if info, ok := agent.Lookup(h.agent); !ok || !info.QuietStderr {
+		fmt.Fprintf(h.stderr, "tether-hook: %s\n", msg)
+	}
 	if h.store == nil {
 		h.store = h.storeFromWorkdir()
 	}
@@ -207,14 +211,43 @@ const ownerErrPrefix = "owner: "
 
 // apply runs the event through the transition table under the session lock.
 func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
+	if ev.NoCreate {
+		// Only for a session the agent's hooks already record: a quick
+		// look first spares the lock file a phantom session would leave.
+		if _, err := st.Load(ev.SessionID); errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+	}
 	now := time.Now().UTC()
 	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
 	var from, to state.Phase
 	var act state.Actions
+	var duplicate, cancelled bool
 	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
 		s := tx.Session
 		from = s.Phase
-		to, act = state.Transition(from, ev.Kind)
+		if ev.NoCreate && from == state.PhaseNone {
+			return state.ErrNoChange
+		}
+		if ev.Kind == state.EventTurnStart && ev.Key != "" && ev.Key == s.LastTurnKey {
+			// The same prompt delivered again (two configs, or user and
+			// project level): it is the turn already recorded.
+			duplicate = true
+			return state.ErrNoChange
+		}
+		if from == state.PhaseActive && (ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd) &&
+			agent.TurnCancelled(s.Agent, s.TranscriptPath, s.TurnTranscriptFrom) {
+			// The agent fired nothing when the user cancelled the running
+			// turn, but wrote it into its transcript: that turn ended
+			// there, it was not interrupted by what comes now.
+			cancelled = true
+			if err := tx.AppendTurn(state.TurnRecord{
+				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+			}); err != nil {
+				return err
+			}
+		}
+		to, act = state.Transition(s.Phase, ev.Kind)
 		if act.Ignore {
 			return state.ErrNoChange
 		}
@@ -226,8 +259,13 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if headErr == nil && branch != "" {
 			s.Branch = branch
 		}
-		if ev.TranscriptPath != "" {
+		switch {
+		case ev.TranscriptPath != "":
 			s.TranscriptPath = ev.TranscriptPath
+		case s.TranscriptPath == "":
+			// Copilot CLI names it only at a turn's end, but a session
+			// killed in its first turn has one too.
+			s.TranscriptPath = agent.TranscriptPath(ev.Agent, s.ID, h.getenv)
 		}
 		s.LastHookAt = now
 
@@ -272,7 +310,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnStart {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath), Owner: s.Owner,
+				Head: head, TranscriptSize: fileSize(s.TranscriptPath), Owner: s.Owner, Key: ev.Key,
 			}); err != nil {
 				return err
 			}
@@ -296,6 +334,14 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	})
 	if err != nil {
 		return fmt.Errorf("record %s for session %s: %w", ev.Kind, ev.SessionID, err)
+	}
+	switch {
+	case duplicate:
+		st.Logger().Info("duplicate event ignored", "session", ev.SessionID, "agent", h.agent, "native", ev.Native, "key", ev.Key)
+		return nil
+	case cancelled:
+		st.Logger().Info("turn cancelled (from the transcript)", "session", ev.SessionID, "agent", h.agent)
+		from = state.PhaseIdle
 	}
 	if act.Warn != "" {
 		// Info, not Warn: agents do this legitimately (a compaction

@@ -125,6 +125,11 @@ func TestArguments(t *testing.T) {
 		{"notify: stdin ignored", []string{"codex", notify("a5")}, []byte("not read"), "a5", state.PhaseIdle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.args[0] == "codex" {
+				// Notify only ends a turn of a session the hooks record.
+				h, _, _ := inProcess(r, claudePayload(t, r, tc.id, "UserPromptSubmit", nil), "codex")
+				h.run()
+			}
 			h, stdout, stderr := inProcess(r, tc.stdin, tc.args...)
 			h.run()
 			if stdout.Len() > 0 || stderr.Len() > 0 {
@@ -182,6 +187,8 @@ func FuzzHook(f *testing.F) {
 	names := append(agent.Names(), "no-such-agent")
 	for i, name := range names {
 		seeds, _ := filepath.Glob(filepath.Join("..", "..", "agent", "testdata", name, "*.json"))
+		recorded, _ := filepath.Glob(filepath.Join("..", "..", "agent", "testdata", "recorded", name, "*.json"))
+		seeds = append(seeds, recorded...)
 		for _, p := range seeds {
 			b, err := os.ReadFile(p)
 			if err != nil {

@@ -138,7 +138,8 @@ func TestClaudeCodeUnderStandin(t *testing.T) {
 	offs := transcriptOffsets(t, r.transcript(id))
 	// Transcript lines: "say hi", "second prompt", "working on: second prompt".
 	want := []state.TurnRecord{
-		{T: state.RecTurnStart, Turn: 1, Prompt: "say hi", Head: head0, TranscriptSize: offs[0]},
+		{T: state.RecTurnStart, Turn: 1, Prompt: "say hi", Head: head0, TranscriptSize: offs[0],
+			Key: "03c4e50d-e6af-44e6-9417-ca2fe808f78e"}, // the recorded prompt_id
 		{T: state.RecTurnEnd, Turn: 1, Head: head1, TranscriptSize: offs[0]},
 		{T: state.RecTurnStart, Turn: 2, Prompt: "second prompt", Head: head1, TranscriptSize: offs[1]},
 	}

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/tetherdev/tether/internal/jsontext"
+)
+
+// maxCancelScan bounds how much of a transcript TurnCancelled reads: a
+// cancel is among the last lines the agent wrote.
+const maxCancelScan = 256 << 10
+
+// TurnCancelled reports whether the agent wrote into its transcript, past
+// byte from (where the running turn started), that the user cancelled the
+// turn. It is for agents that fire no hook on a cancel: Claude Code's TUI
+// fires nothing when Esc stops a turn, but writes "[Request interrupted by
+// user]" into the transcript. It reads at most the last 256 KiB, never
+// blocks on a path that is not a regular file, and says false whenever it
+// cannot tell: a running turn is then taken as running.
+func TurnCancelled(agentName, path string, from int64) bool {
+	a, found := find(agentName)
+	if !found || a.cancelled == nil || path == "" || from < 0 {
+		return false
+	}
+	// O_NONBLOCK: a FIFO planted at the path must not hang the hook.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() <= from {
+		return false
+	}
+	start := max(from, fi.Size()-maxCancelScan)
+	data, err := io.ReadAll(io.NewSectionReader(f, start, fi.Size()-start))
+	if err != nil {
+		return false
+	}
+	if start > from {
+		// Started mid-line: the first, partial line is not judged.
+		_, data, _ = bytes.Cut(data, []byte{'\n'})
+	}
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		if a.cancelled(line) {
+			return true
+		}
+	}
+	return false
+}
+
+// claudeCancelMarker starts the user entry Claude Code writes into its
+// transcript when the user cancels a turn ("[Request interrupted by
+// user]", or "... for tool use]" during a tool call).
+const claudeCancelMarker = "[Request interrupted by user"
+
+// claudeCancelled tells a transcript line that is Claude Code's cancel
+// entry: {"type":"user","message":{"content":[{"type":"text","text":
+// "[Request interrupted by user]"}]}}, or with the text as the content.
+// A tool result or an assistant message quoting the words is not one.
+func claudeCancelled(line []byte) bool {
+	if !bytes.Contains(line, []byte(claudeCancelMarker)) {
+		return false
+	}
+	var typ string
+	var message []byte
+	if decode(line, []wireField{{name: "type", str: &typ}, {name: "message", raw: &message}}) != nil || typ != "user" {
+		return false
+	}
+	var content []byte
+	if decode(message, []wireField{{name: "content", raw: &content}}) != nil {
+		return false
+	}
+	v, err := jsontext.Parse(content)
+	if err != nil {
+		return false
+	}
+	if s, err := v.Unquote(); err == nil {
+		return strings.HasPrefix(s, claudeCancelMarker)
+	}
+	for block := range v.Elements() {
+		var kind, text string
+		if decode(block.Raw(), []wireField{{name: "type", str: &kind}, {name: "text", str: &text}}) == nil &&
+			kind == "text" && strings.HasPrefix(text, claudeCancelMarker) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tetherdev/tether/state"
+)
+
+// What the real agents do that the hook must live with (see the
+// recordings in agent/testdata/recorded).
+
+// TestQuietStderrForGemini: Gemini CLI shows a hook's stderr to the user
+// when its stdout is empty, so a failure goes to the log only.
+func TestQuietStderrForGemini(t *testing.T) {
+	r := newRepo(t)
+	before := len(r.logLines(t))
+	run := runHook(t, r.dir, []byte("{not json"), nil, "gemini", "BeforeAgent")
+	if run.stdout != "" || run.stderr != "" {
+		t.Errorf("stdout %q, stderr %q; want both empty", run.stdout, run.stderr)
+	}
+	logs := r.logLines(t)
+	if len(logs)-before != 1 || logs[len(logs)-1].Level != "ERROR" || !strings.Contains(logs[len(logs)-1].Err, "not valid JSON") {
+		t.Errorf("log = %+v, want one ERROR line saying the payload is not valid JSON", logs[before:])
+	}
+	// Claude Code keeps its line: it shows stderr only in verbose mode.
+	if run := runHook(t, r.dir, []byte("{not json"), nil, "claude-code"); !strings.HasPrefix(run.stderr, "tether-hook: ") {
+		t.Errorf("claude-code stderr = %q, want the failure's line", run.stderr)
+	}
+}
+
+// TestCodexNotifyCreatesNoSession: notify fires for every thread, the TUI's
+// hidden title-generation thread included; a thread the hooks never named
+// is no session, and leaves nothing behind.
+func TestCodexNotifyCreatesNoSession(t *testing.T) {
+	r := newRepo(t)
+	title, _ := samplePayload(t, r, "recorded/codex", "notify_tui_title_thread.json", "title-thread", "")
+	run := runHook(t, r.dir, nil, nil, "codex", string(title))
+	if run.stdout != "" || run.stderr != "" {
+		t.Fatalf("stdout %q, stderr %q", run.stdout, run.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.common, "tether")); !os.IsNotExist(err) {
+		t.Errorf("notify for an unknown thread created the store (%v)", err)
+	}
+	// For a session the hooks record, notify ends its turn.
+	start, _ := samplePayload(t, r, "recorded/codex", "UserPromptSubmit.json", "s1", r.transcript("s1"))
+	runHook(t, r.dir, start, nil, "codex", "UserPromptSubmit")
+	notify, _ := samplePayload(t, r, "recorded/codex", "notify_exec_argv.json", "s1", "")
+	runHook(t, r.dir, nil, nil, "codex", string(notify))
+	if s := r.load(t, "s1"); s.Phase != state.PhaseIdle || s.Turns != 1 {
+		t.Errorf("after notify: phase %q, %d turns; want idle, 1", s.Phase, s.Turns)
+	}
+	if _, err := r.store(t).Load("title-thread"); err == nil {
+		t.Error("the title thread became a session")
+	}
+}
+
+// TestDuplicateDeliveries: the same prompt delivered by two configs at
+// once (Claude Code runs an event's hooks in parallel) is one turn.
+func TestDuplicateDeliveries(t *testing.T) {
+	r := newRepo(t)
+	prompt := claudePayload(t, r, "s1", "UserPromptSubmit", map[string]any{"prompt": "hi", "prompt_id": "p-1"})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { runHook(t, r.dir, prompt, nil, "claude-code") })
+	}
+	wg.Wait()
+	recs := r.turns(t, "s1")
+	if s := r.load(t, "s1"); s.Phase != state.PhaseActive || s.Turns != 1 || len(recs) != 1 || recs[0].Key != "p-1" {
+		t.Fatalf("phase %q, %d turns, records %+v; want one running turn keyed p-1", s.Phase, s.Turns, recs)
+	}
+	// The next prompt is a new turn, and the first one's end comes once.
+	runHook(t, r.dir, claudePayload(t, r, "s1", "Stop", map[string]any{"prompt_id": "p-1"}), nil, "claude-code")
+	runHook(t, r.dir, claudePayload(t, r, "s1", "Stop", map[string]any{"prompt_id": "p-1"}), nil, "claude-code")
+	runHook(t, r.dir, claudePayload(t, r, "s1", "UserPromptSubmit", map[string]any{"prompt": "hi", "prompt_id": "p-2"}), nil, "claude-code")
+	recs = r.turns(t, "s1")
+	var kinds []string
+	for _, rec := range recs {
+		kinds = append(kinds, rec.T)
+	}
+	if got := strings.Join(kinds, ","); got != "turn-start,turn-end,turn-start" {
+		t.Errorf("turn log %s, want turn-start,turn-end,turn-start", got)
+	}
+}
+
+// claudeCancel is what Claude Code writes into its transcript when Esc
+// cancels a turn; it fires no hook.
+const claudeCancel = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`
+
+// TestCancelledTurnFromTranscript: a turn cancelled with Esc is over when
+// the next event comes; /exit after it is a clean end, and the next prompt
+// does not interrupt it.
+func TestCancelledTurnFromTranscript(t *testing.T) {
+	for _, tc := range []struct {
+		name, next string
+		cancel     bool
+		phase      state.Phase
+		endReason  string
+		records    string
+	}{
+		{"exit after Esc", "SessionEnd", true, state.PhaseEnded, state.EndSessionEnd, "turn-start,turn-end"},
+		{"exit mid-turn", "SessionEnd", false, state.PhaseEnded, state.EndInterrupted, "turn-start"},
+		{"prompt after Esc", "UserPromptSubmit", true, state.PhaseActive, "", "turn-start,turn-end,turn-start"},
+		{"prompt mid-turn", "UserPromptSubmit", false, state.PhaseActive, "", "turn-start,turn-start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRepo(t)
+			appendLine(t, r.transcript("s1"), `{"type":"user","message":{"role":"user","content":"an earlier prompt"}}`)
+			appendLine(t, r.transcript("s1"), claudeCancel) // an earlier turn's cancel: not this one's
+			runHook(t, r.dir, claudePayload(t, r, "s1", "UserPromptSubmit", map[string]any{"prompt": "go", "prompt_id": "p-1"}), nil, "claude-code")
+			appendLine(t, r.transcript("s1"), `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"working"}]}}`)
+			if tc.cancel {
+				appendLine(t, r.transcript("s1"), claudeCancel)
+			}
+			runHook(t, r.dir, claudePayload(t, r, "s1", tc.next, map[string]any{"prompt": "next", "prompt_id": "p-2", "reason": "prompt_input_exit"}), nil, "claude-code")
+			s := r.load(t, "s1")
+			var kinds []string
+			for _, rec := range r.turns(t, "s1") {
+				kinds = append(kinds, rec.T)
+			}
+			if s.Phase != tc.phase || s.EndReason != tc.endReason || s.Interrupted != (tc.endReason == state.EndInterrupted) ||
+				strings.Join(kinds, ",") != tc.records {
+				t.Errorf("phase %q, end %q (interrupted %v), records %v; want %q, %q, %s",
+					s.Phase, s.EndReason, s.Interrupted, kinds, tc.phase, tc.endReason, tc.records)
+			}
+		})
+	}
+}
