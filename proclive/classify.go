@@ -13,6 +13,7 @@ const (
 	roleInteractive             // an interactive shell: the owner, flagged Identity.Interactive
 	roleSkip                    // a shell running a command or script, a wrapper, a launcher
 	roleRoot                    // a session root: the walk ends with no owner
+	roleDaemon                  // a daemon shared by many sessions: the owner is its client
 )
 
 func (r role) String() string {
@@ -23,6 +24,8 @@ func (r role) String() string {
 		return "skip"
 	case roleRoot:
 		return "root"
+	case roleDaemon:
+		return "daemon"
 	default:
 		return "owner"
 	}
@@ -151,6 +154,8 @@ func classify(name string, argv []string) role {
 		return shellRole(p.main(), args)
 	case interpreters.has(p.main()) || strings.HasPrefix(p.main(), "python"):
 		return interpreterRole(p.main(), args)
+	case isSharedDaemon(p, args):
+		return roleDaemon
 	}
 	return roleOwner
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 var (
@@ -34,6 +35,10 @@ type Hints struct {
 	// Self is the hook's executable path: processes running it are skipped.
 	// "" means os.Executable().
 	Self string
+	// Dir and Session are the session's working directory and ID, as the
+	// agent's payload gives them: when the hook runs under a daemon shared
+	// by many sessions, they tell its client (see ErrSharedDaemon).
+	Dir, Session string
 }
 
 // ResolveOwner finds the process that owns the hook's session: the hinted
@@ -56,6 +61,9 @@ func ResolveOwner(h Hints) (Identity, error) {
 		return Identity{}, fmt.Errorf("resolve owner: %w", err)
 	}
 	p, interactive, err := walk(source{proc: r.proc, argv: r.argv}, from, h.AgentPID, progName(self))
+	if errors.Is(err, ErrSharedDaemon) {
+		p, err = r.daemonClient(p, h)
+	}
 	if err == nil && p.pid == from {
 		// Parents are always thread-group leaders; only the start of the
 		// walk, given by the caller, might name a thread.
@@ -67,6 +75,21 @@ func ResolveOwner(h Hints) (Identity, error) {
 	id := identify(p)
 	id.Interactive = interactive
 	return id, nil
+}
+
+// daemonClient finds the session's client of a shared daemon among the
+// processes running now (see pickClient). The scan of every process costs
+// a few milliseconds, paid only under such a daemon.
+func (r reader) daemonClient(daemon procInfo, h Hints) (procInfo, error) {
+	clients, err := r.clients(daemon)
+	if err != nil {
+		return procInfo{}, fmt.Errorf("%w: %s (pid %d); its clients could not be listed: %w", ErrSharedDaemon, daemon.name, daemon.pid, err)
+	}
+	dir := h.Dir
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved // as the kernel names a working directory
+	}
+	return pickClient(clients, dir, h.Session)
 }
 
 // source reads processes for the walk.
@@ -145,6 +168,8 @@ func settle(src source, p procInfo, self string) (done, interactive bool, err er
 		return true, false, err
 	case r == roleRoot:
 		return true, false, fmt.Errorf("%w: %s (pid %d) is a session root", ErrNoOwner, p.name, p.pid)
+	case r == roleDaemon:
+		return true, false, fmt.Errorf("%w: %s (pid %d)", ErrSharedDaemon, p.name, p.pid)
 	case r == roleOwner || r == roleInteractive:
 		return true, r == roleInteractive, nil
 	}

@@ -65,6 +65,7 @@ type hookResult struct {
 	Error   string    `json:"error"`
 	NoOwner bool      `json:"no_owner"`
 	Broken  bool      `json:"broken"`
+	Daemon  bool      `json:"daemon"`
 	Via     []string  `json:"via"` // the hook's ancestors below the owner
 }
 

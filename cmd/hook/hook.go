@@ -278,7 +278,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.CaptureOwner || (s.Owner == nil && to != state.PhaseEnded) {
 			prev := s.Owner
 			s.Owner = nil // never leave an old owner behind a failed capture...
-			hints := h.ownerHints()
+			hints := h.ownerHints(ev)
 			owner, err := proclive.ResolveOwner(hints)
 			if err != nil {
 				// ...unless the agent that ran this hook says it is that
@@ -357,10 +357,12 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	return nil
 }
 
-// ownerHints passes on what the agent itself says its PID is; the walk
+// ownerHints passes on what the agent itself says its PID is, and the
+// session's directory and ID, which tell its client when the hook runs
+// under a daemon shared by many sessions (Codex's app-server); the walk
 // starts at our parent and skips our own executable by default.
-func (h *hook) ownerHints() proclive.Hints {
-	var hints proclive.Hints
+func (h *hook) ownerHints(ev agent.Event) proclive.Hints {
+	hints := proclive.Hints{Dir: ev.Cwd, Session: ev.SessionID}
 	if info, ok := agent.Lookup(h.agent); ok && info.OwnerEnv != "" {
 		if pid, err := strconv.Atoi(h.getenv(info.OwnerEnv)); err == nil && pid > 0 {
 			hints.AgentPID = pid

@@ -153,7 +153,8 @@ type hookResult struct {
 	Error   string             `json:"error,omitempty"`
 	NoOwner bool               `json:"no_owner,omitempty"`
 	Broken  bool               `json:"broken,omitempty"`
-	Via     []string           `json:"via"` // names of the ancestors below the owner
+	Daemon  bool               `json:"daemon,omitempty"` // under a shared daemon, client not found
+	Via     []string           `json:"via"`              // names of the ancestors below the owner
 }
 
 func hook(args []string) error {
@@ -176,10 +177,11 @@ func hook(args []string) error {
 	}
 	hint, _ := strconv.Atoi(os.Getenv("CLAUDE_PID")) // as the real hook reads it
 	var res hookResult
-	id, err := proclive.ResolveOwner(proclive.Hints{AgentPID: hint})
+	id, err := proclive.ResolveOwner(proclive.Hints{AgentPID: hint, Dir: os.Getenv("HOOK_DIR"), Session: os.Getenv("HOOK_SESSION")})
 	if err != nil {
 		res.Error = err.Error()
 		res.NoOwner = errors.Is(err, proclive.ErrNoOwner)
+		res.Daemon = errors.Is(err, proclive.ErrSharedDaemon)
 		res.Broken = errors.Is(err, proclive.ErrChainBroken)
 	} else {
 		res.Owner = &id
