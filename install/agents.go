@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -33,12 +34,17 @@ type agentSpec struct {
 	layout  layout
 	events  []string
 
-	matcher    bool   // nested groups carry "matcher": "" (Claude Code)
-	entryName  string // entries carry "name" (Gemini CLI, for hooksConfig.disabled)
-	version    bool   // top level carries "version": 1
-	bashPwsh   bool   // entries carry "bash" and "powershell" instead of "command" (Copilot)
-	enableFlag bool   // hooksConfig.enabled must be true (Gemini CLI before 0.27)
-	note       string // what the user must still do by hand
+	matcher   bool   // nested groups carry "matcher": "" (Claude Code)
+	entryName string // entries carry "name" (Gemini CLI, for hooksConfig.disabled)
+	// timeoutKey names the entry's timeout ("" for none) and timeout
+	// gives its value for an event, in the agent's unit: the agents wait
+	// up to 60 s or 600 s for a hook that hangs, tether's returns in
+	// milliseconds.
+	timeoutKey string
+	timeout    func(event string) int
+	version    bool // top level carries "version": 1
+	bashPwsh   bool // entries carry "bash" and "powershell" instead of "command" (Copilot)
+	enableFlag bool // hooksConfig.enabled must be true (Gemini CLI before 0.27)
 }
 
 // agentSpecs lists the supported agents, in the order they are reported.
@@ -46,21 +52,18 @@ type agentSpec struct {
 var agentSpecs = []agentSpec{
 	{
 		name: "claude-code", project: ".claude/settings.json", user: ".claude/settings.json", marker: ".claude",
-		layout: nested, matcher: true,
+		layout: nested, matcher: true, timeoutKey: "timeout", timeout: seconds(10),
 		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "SessionEnd"},
 	},
 	{
 		name: "gemini", project: ".gemini/settings.json", user: ".gemini/settings.json", marker: ".gemini",
-		layout: nested, entryName: "tether", enableFlag: true,
+		layout: nested, entryName: "tether", enableFlag: true, timeoutKey: "timeout", timeout: seconds(10000), // ms
 		events: []string{"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
 	},
 	{
 		name: "codex", project: ".codex/hooks.json", user: ".codex/hooks.json", marker: ".codex",
-		layout: nested,
-		events: []string{"SessionStart", "UserPromptSubmit", "Stop"},
-		note: "Codex runs hooks only with its feature flag on: add\n" +
-			"    [features]\n    codex_hooks = true\n" +
-			"to ~/.codex/config.toml (project hooks also need the project to be trusted).",
+		layout: nested, timeoutKey: "timeout", timeout: codexTimeout,
+		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "Interrupt", "SessionEnd"},
 	},
 	{
 		name: "cursor", project: ".cursor/hooks.json", user: ".cursor/hooks.json", marker: ".cursor",
@@ -69,9 +72,22 @@ var agentSpecs = []agentSpec{
 	},
 	{
 		name: "copilot", project: ".github/hooks/tether.json", user: ".copilot/hooks/tether.json", marker: ".github/hooks",
-		layout: flat, version: true, bashPwsh: true,
-		events: []string{"sessionStart", "userPromptSubmitted", "agentStop", "sessionEnd"},
+		layout: flat, version: true, bashPwsh: true, timeoutKey: "timeoutSec", timeout: seconds(10),
+		events: []string{"sessionStart", "userPromptSubmitted", "agentStop", "errorOccurred", "sessionEnd"},
 	},
+}
+
+// seconds is a timeout of n, whatever the event.
+func seconds(n int) func(string) int { return func(string) int { return n } }
+
+// codexTimeout: Codex runs SessionEnd and Interrupt hooks for 3 seconds at
+// most, whatever the entry says; saying so keeps the trust hash of the
+// entry (see codexHookHash) the one Codex computes.
+func codexTimeout(event string) int {
+	if event == "SessionEnd" || event == "Interrupt" {
+		return 3
+	}
+	return 10
 }
 
 // AgentNames lists the agents install knows, as tether-hook names them.
@@ -171,6 +187,9 @@ func (s agentSpec) entry(bin, event string) *node {
 		ms = append(ms,
 			field("type", newString("command")),
 			field("command", newString(hookCommand(bin, s.name, event))))
+	}
+	if s.timeoutKey != "" {
+		ms = append(ms, field(s.timeoutKey, newLiteral(strconv.Itoa(s.timeout(event)))))
 	}
 	return newObject(ms...)
 }

@@ -74,13 +74,19 @@ func TestMergeShapes(t *testing.T) {
 		want  any // the event's array
 		top   js  // other top-level keys that must be there
 	}{
-		{"claude-code", "StopFailure", arr{js{"matcher": "", "hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "claude-code", "StopFailure")}}}}, nil},
-		{"gemini", "BeforeAgent", arr{js{"hooks": arr{js{"name": "tether", "type": "command", "command": hookCommand(testHookBin, "gemini", "BeforeAgent")}}}}, js{"hooksConfig": js{"enabled": true}}},
-		{"codex", "UserPromptSubmit", arr{js{"hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "codex", "UserPromptSubmit")}}}}, nil},
+		// Timeouts in each agent's unit: Claude Code, Codex and Copilot CLI
+		// seconds, Gemini CLI milliseconds.
+		{"claude-code", "StopFailure", arr{js{"matcher": "", "hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "claude-code", "StopFailure"), "timeout": 10.0}}}}, nil},
+		{"gemini", "BeforeAgent", arr{js{"hooks": arr{js{"name": "tether", "type": "command", "command": hookCommand(testHookBin, "gemini", "BeforeAgent"), "timeout": 10000.0}}}}, js{"hooksConfig": js{"enabled": true}}},
+		{"codex", "UserPromptSubmit", arr{js{"hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "codex", "UserPromptSubmit"), "timeout": 10.0}}}}, nil},
+		// Codex runs these two for 3 s at most, whatever the entry says.
+		{"codex", "Interrupt", arr{js{"hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "codex", "Interrupt"), "timeout": 3.0}}}}, nil},
+		{"codex", "SessionEnd", arr{js{"hooks": arr{js{"type": "command", "command": hookCommand(testHookBin, "codex", "SessionEnd"), "timeout": 3.0}}}}, nil},
 		{"cursor", "beforeSubmitPrompt", arr{js{"command": hookCommand(testHookBin, "cursor", "beforeSubmitPrompt")}}, js{"version": 1.0}},
-		{"copilot", "agentStop", arr{js{"type": "command", "bash": hookCommand(testHookBin, "copilot", "agentStop"), "powershell": hookCommandPowerShell(testHookBin, "copilot", "agentStop")}}, js{"version": 1.0}},
+		{"copilot", "agentStop", arr{js{"type": "command", "bash": hookCommand(testHookBin, "copilot", "agentStop"), "powershell": hookCommandPowerShell(testHookBin, "copilot", "agentStop"), "timeoutSec": 10.0}}, js{"version": 1.0}},
+		{"copilot", "errorOccurred", arr{js{"type": "command", "bash": hookCommand(testHookBin, "copilot", "errorOccurred"), "powershell": hookCommandPowerShell(testHookBin, "copilot", "errorOccurred"), "timeoutSec": 10.0}}, js{"version": 1.0}},
 	} {
-		t.Run(tc.agent, func(t *testing.T) {
+		t.Run(tc.agent+"/"+tc.event, func(t *testing.T) {
 			s := spec(t, tc.agent)
 			var doc js
 			if err := json.Unmarshal([]byte(merged(t, s, "", testHookBin)), &doc); err != nil {

@@ -166,7 +166,9 @@ func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error)
 			Detail: path + " sets hooksConfig.enabled to false; set it to true to record Gemini sessions.",
 		})
 	}
-	return ps
+	// Installed is not running: the agent's own trust gates.
+	target, _, _, _, _ := readTarget(path)
+	return append(ps, in.hookTrust(spec, target, doc.root)...)
 }
 
 // binaryUse is a tether binary some hooks run, and where they look for it:

@@ -38,6 +38,13 @@ type Options struct {
 	SweepPath string
 	// LookPath finds a program on PATH, for Check; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// Trust writes Codex's trust of tether's own hook entries (their
+	// hashes, in Codex's config.toml): Codex skips a hook nobody trusted.
+	// Trusting a whole folder or project stays the user's decision.
+	Trust bool
+	// Getenv reads the user's environment (CODEX_HOME, COPILOT_HOME); nil
+	// means os.Getenv.
+	Getenv func(string) string
 }
 
 // Action is what happened to one file or setting.
@@ -521,6 +528,7 @@ func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
 func (in *installer) installAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
 	var disabled bool
+	var root *node
 	err := in.editFile(mpath, path, spec.name+" hooks", 0o644, func(cur []byte, _ bool) ([]byte, error) {
 		doc, err := parseDocument(cur)
 		if err != nil {
@@ -530,16 +538,24 @@ func (in *installer) installAgent(spec agentSpec) error {
 			return nil, err
 		}
 		disabled = spec.enableFlag && hooksDisabled(doc.root)
+		root = doc.root
 		return doc.bytes(), nil
 	})
 	if err != nil {
 		return err
 	}
-	if spec.note != "" {
-		in.note("%s", spec.note)
-	}
 	if disabled {
 		in.note("%s sets hooksConfig.enabled to false, so Gemini CLI will not run tether's hooks; set it to true to record Gemini sessions.", path)
+	}
+	target, _, _, _, _ := readTarget(path)
+	if spec.name == "codex" && in.opts.Trust {
+		if err := in.trustCodex(target, root); err != nil {
+			return fmt.Errorf("trust tether's Codex hooks: %w", err)
+		}
+	}
+	// What the agent still needs before it runs the hooks.
+	for _, p := range in.hookTrust(spec, target, root) {
+		in.note("%s: %s", p.What, p.Detail)
 	}
 	return nil
 }
@@ -552,6 +568,17 @@ func hooksDisabled(root *node) bool {
 
 func (in *installer) uninstallAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
+	if spec.name == "codex" {
+		// The trust of entries about to go goes first.
+		target, data, _, existed, err := readTarget(path)
+		if err == nil && existed {
+			if doc, err := parseDocument(data); err == nil {
+				if err := in.untrustCodex(target, doc.root); err != nil {
+					return fmt.Errorf("Codex hook trust: %w", err)
+				}
+			}
+		}
+	}
 	return in.undoFile(mpath, path, spec.name+" hooks", func(cur []byte, rec *fileRecord) ([]byte, bool, error) {
 		doc, err := parseDocument(cur)
 		if err != nil {

@@ -358,6 +358,14 @@ func (n *node) str() (string, bool) {
 	return s, true
 }
 
+// objectMembers are an object's members; none for anything else.
+func (n *node) objectMembers() []member {
+	if n == nil || n.kind != objectNode {
+		return nil
+	}
+	return n.members
+}
+
 func (n *node) isTrue() bool { return n != nil && n.kind == scalarNode && n.raw == "true" }
 
 // equal compares two values as JSON (key order and formatting aside).

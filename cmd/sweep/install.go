@@ -76,8 +76,8 @@ what was there before. Checkpoints, notes and recorded sessions stay.`,
 // installFlags are the flags install, uninstall and doctor share, so that
 // doctor checks exactly what an install with the same flags would set up.
 type installFlags struct {
-	agents                    []string
-	user, push, noGit, onPath bool
+	agents                           []string
+	user, push, noGit, onPath, trust bool
 }
 
 // define adds the shared flags to fs, worded for the command that has them.
@@ -97,6 +97,7 @@ func (f *installFlags) define(fs *pflag.FlagSet, cmd string) {
 		fs.BoolVar(&f.push, "push", false, "check the pre-push hook too")
 		fs.BoolVar(&f.noGit, "no-git-hooks", false, "do not check the git hooks")
 		fs.BoolVar(&f.onPath, "path", false, "expect commands that find tether on PATH")
+		fs.BoolVar(&f.trust, "trust", false, "with --fix, trust tether's own Codex hook entries")
 		return
 	}
 	fs.StringSliceVar(&f.agents, "agent", nil, "agents to configure: "+known+", or none (default: the agents whose config dir exists, else claude-code)")
@@ -104,12 +105,13 @@ func (f *installFlags) define(fs *pflag.FlagSet, cmd string) {
 	fs.BoolVar(&f.push, "push", false, "also install a pre-push hook that shares checkpoints")
 	fs.BoolVar(&f.noGit, "no-git-hooks", false, "leave the git hooks alone")
 	fs.BoolVar(&f.onPath, "path", false, "write commands that find tether on PATH instead of absolute paths")
+	fs.BoolVar(&f.trust, "trust", false, "trust tether's own Codex hook entries (Codex skips untrusted hooks): writes their hashes into Codex's config.toml")
 }
 
 // options turns the parsed shared flags into install.Options. An agent
 // tether does not know is a usage error, found before anything changes.
 func (a *app) options(fs *pflag.FlagSet, f installFlags) (install.Options, error) {
-	opts := install.Options{Dir: a.dir, User: f.user, Push: f.push, NoGitHooks: f.noGit}
+	opts := install.Options{Dir: a.dir, User: f.user, Push: f.push, NoGitHooks: f.noGit, Trust: f.trust, Getenv: a.getenv}
 	if fs.Changed("agent") {
 		opts.Agents = []string{}
 		for _, ag := range f.agents {
