@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -151,26 +149,28 @@ func interruptedPrompt(st *state.Store, s *state.Session) (string, error) {
 }
 
 // runAgent runs the agent in the session's worktree, attached to our
-// terminal. When a resume fails because the agent no longer knows the
-// session, the token is cleared.
+// terminal: stdin, stdout and stderr are ours, never pipes, for an agent
+// started with a piped stdout runs headless (Gemini CLI then exits, and its
+// aborted start destroys the very session it was asked to resume). So
+// whether the agent still has the session is judged by what it keeps, not
+// by what it prints: a resume that fails after its transcript went away
+// clears the token.
 func (a *app) runAgent(w *workspace, s *state.Session, argv []string, resuming bool) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.Worktree
-	var seen bytes.Buffer
-	cmd.Stdin = a.stdin
-	cmd.Stdout = io.MultiWriter(a.stdout, &limited{&seen, 64 << 10})
-	cmd.Stderr = io.MultiWriter(a.stderr, &limited{&seen, 64 << 10})
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	fmt.Fprintf(a.stderr, "tether-sweep: running %s in %s\n", shellJoin(argv), s.Worktree)
 	err := cmd.Run()
 	if err == nil {
 		return nil
 	}
-	if resuming && agent.SaysSessionGone(seen.String()) {
-		reason := fmt.Sprintf("%s reported the session is gone (%s)", s.Agent, time.Now().UTC().Format(time.RFC3339))
-		if merr := markNotResumable(w.store, s.ID, reason); merr != nil {
-			return merr
+	if resuming {
+		if reason := resumeBlocked(s); reason != "" {
+			if merr := markNotResumable(w.store, s.ID, reason); merr != nil {
+				return merr
+			}
+			return fmt.Errorf("%s no longer has session %s (%s); start afresh with: tether-sweep resume --fresh %s", s.Agent, shortID(s.ID), reason, shortID(s.ID))
 		}
-		return fmt.Errorf("%s no longer has session %s; start afresh with: tether-sweep resume --fresh %s", s.Agent, shortID(s.ID), shortID(s.ID))
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -210,19 +210,6 @@ func (a *app) listResumable(w *workspace) error {
 	}
 	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")
 	return nil
-}
-
-// limited keeps the first n bytes written to it and drops the rest.
-type limited struct {
-	buf *bytes.Buffer
-	n   int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.n - l.buf.Len(); room > 0 {
-		l.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }
 
 func shellJoin(argv []string) string {
