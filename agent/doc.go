@@ -11,8 +11,16 @@
 //   - Parse is safe on any bytes: it never panics, and on success the session
 //     ID is valid for the store and the event is either one tether tracks or
 //     marked Ignore.
-//   - Parse decodes the payload once with encoding/json into a small struct
-//     and does no I/O; it is cheap enough for the hook's hot path.
+//   - Parse decodes the payload once, without reflection, and does no I/O;
+//     it is cheap enough for the hook's hot path. Event.Key names the event
+//     itself (turn_id, prompt_id, generation_id or timestamp), so the same
+//     event delivered twice is recognised; Codex's notify may only update a
+//     session its hooks record (Event.NoCreate).
+//   - TranscriptPath derives the transcript of an agent whose early events
+//     do not name it (Copilot CLI), and TurnCancelled reads, bounded and
+//     never blocking, whether the agent wrote a cancel into its transcript
+//     for an agent that fires no hook on one (Claude Code's Esc).
+//   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //   - A payload that is plainly another agent's is refused with ErrWrongAgent
 //     rather than recorded under the wrong agent.
 //   - Response says what the hook must print on stdout for the agent's
