@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/state"
 )
 
 // quietFor bounds the waits for hooks, sweeps and git to finish.
@@ -342,13 +343,22 @@ func (d *driver) sessionFacts(r *report) map[string]*sessionFacts {
 	facts := map[string]*sessionFacts{}
 	dead.checked = len(live) + len(ended)
 	for _, s := range live {
-		verdict := "no owner recorded"
-		if s.Owner != nil {
-			v := proclive.Check(*s.Owner)
-			verdict = fmt.Sprintf("owner pid %d %s (%s)", s.Owner.PID, v.Liveness, v.Reason)
+		if s.Owner == nil {
+			// The agent died while its hook was still finding it (the
+			// hook's shell already reparented to init): no owner was
+			// ever captured. Unknown liveness is not death, so the sweep
+			// rightly leaves it to stale-after or a person; it must only
+			// never pass for alive.
+			if v := state.OwnerVerdict(s); v.Liveness != proclive.Unknown {
+				dead.failf("session %s has no owner recorded, yet its liveness is %s (%s)", s.ID, v.Liveness, v.Reason)
+			}
+			r.notice("sessions whose agent died before any hook could capture it (unknown liveness, left to stale-after)").
+				failf("%s: %s", s.ID, s.LastError)
+			continue
 		}
-		dead.failf("session %s is still %s after every agent was killed and a last sweep ran: %s; last error %q",
-			s.ID, s.Phase, verdict, s.LastError)
+		v := proclive.Check(*s.Owner)
+		dead.failf("session %s is still %s after every agent was killed and a last sweep ran: owner pid %d %s (%s); last error %q",
+			s.ID, s.Phase, s.Owner.PID, v.Liveness, v.Reason, s.LastError)
 	}
 	for _, s := range append(live, ended...) {
 		loads.checked++
