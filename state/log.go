@@ -140,9 +140,20 @@ func (w *logWriter) close() error {
 	return err
 }
 
-// Warnings returns the WARN and ERROR lines logged at or after since, from
-// the tail of the log (and of the rotated log when the current one is
-// short), oldest first.
+// msgDismissed marks the point in the log before which Warnings reports
+// nothing: a person has seen those warnings (DismissWarnings).
+const msgDismissed = "warnings dismissed"
+
+// DismissWarnings hides every warning logged so far from Warnings: a line
+// in the log itself, so that it sits in order with what it dismisses and
+// rotates away with it.
+func (s *Store) DismissWarnings() {
+	s.Logger().Info(msgDismissed)
+}
+
+// Warnings returns the WARN and ERROR lines logged at or after since and
+// after the last DismissWarnings, from the tail of the log (and of the
+// rotated log when the current one is short), oldest first.
 func (s *Store) Warnings(since time.Time) ([]Warning, error) {
 	root, err := s.openRoot(false)
 	if err != nil {
@@ -174,6 +185,10 @@ func (s *Store) Warnings(since time.Time) ([]Warning, error) {
 		}
 		if json.Unmarshal(line, &e) != nil {
 			continue // a line being written, or not ours
+		}
+		if e.Msg == msgDismissed && e.Level == "INFO" {
+			out = out[:0]
+			continue
 		}
 		if !strings.HasPrefix(e.Level, "WARN") && !strings.HasPrefix(e.Level, "ERROR") || e.Time.Before(since) {
 			continue

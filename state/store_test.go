@@ -712,6 +712,18 @@ func TestLoggerAndWarnings(t *testing.T) {
 	if err != nil || len(ws) != 11 || ws[10].Msg != "warning 99" {
 		t.Errorf("Warnings after rotation = %d, %v", len(ws), err)
 	}
+
+	// Dismissed warnings stay in the log but are reported no more; later
+	// ones are.
+	s.DismissWarnings()
+	if ws, err := s.Warnings(time.Time{}); err != nil || len(ws) != 0 {
+		t.Errorf("Warnings after DismissWarnings = %+v, %v", ws, err)
+	}
+	c.t = c.t.Add(time.Second)
+	log.Warn("after", LogKeySession, "b")
+	if ws, err := s.Warnings(time.Time{}); err != nil || len(ws) != 1 || ws[0].Msg != "after" {
+		t.Errorf("Warnings after a new one = %+v, %v", ws, err)
+	}
 }
 
 func TestLockNamesHolderAndDiesWithIt(t *testing.T) {

@@ -28,7 +28,26 @@ type Row struct {
 	Resumable      bool      `json:"resumable"`
 	Checkpoints    []string  `json:"checkpoints"`
 	LastError      string    `json:"last_error,omitempty"`
-	GitHub         string    `json:"github,omitempty"` // annotation, e.g. "PR #12 merged"
+	GitHub         string    `json:"github,omitempty"`   // annotation, e.g. "PR #12 merged"
+	EndNote        string    `json:"end_note,omitempty"` // the agent's or a person's words (end --reason)
+	Owner          *RowOwner `json:"owner,omitempty"`
+	Link           *RowLink  `json:"link,omitempty"`
+}
+
+// RowOwner is the process a session belongs to, as status shows it.
+type RowOwner struct {
+	PID  int    `json:"pid"`
+	Name string `json:"name,omitempty"`
+	Host string `json:"host,omitempty"`
+}
+
+// RowLink is the GitHub issue and pull request a session is linked to, and
+// their state when last reconciled.
+type RowLink struct {
+	Repo  string `json:"repo,omitempty"` // owner/name
+	Issue int    `json:"issue,omitempty"`
+	PR    int    `json:"pr,omitempty"`
+	State string `json:"state,omitempty"` // e.g. pr-merged
 }
 
 // MakeRow renders a session and its owner's verdict.
@@ -39,13 +58,19 @@ func MakeRow(s *state.Session, v proclive.Verdict) Row {
 		Turns: s.Turns, StartedAt: s.StartedAt, LastActivityAt: s.LastActivity(), EndedAt: s.EndedAt,
 		Worktree: s.Worktree, Branch: s.Branch, LastPrompt: s.LastPrompt,
 		PendingTurns: s.PendingTurns(), EndReason: s.EndReason, Interrupted: s.Interrupted,
-		Resumable: s.Resumable, Checkpoints: []string{}, LastError: s.LastError,
+		Resumable: s.Resumable, Checkpoints: []string{}, LastError: s.LastError, EndNote: s.EndNote,
+	}
+	if o := s.Owner; o != nil {
+		r.Owner = &RowOwner{PID: o.PID, Name: o.Name, Host: o.Host}
 	}
 	for _, c := range s.Checkpoints {
 		r.Checkpoints = append(r.Checkpoints, c.ID)
 	}
-	if s.GitHub != nil {
-		r.GitHub = s.GitHub.Note
+	if g := s.GitHub; g != nil {
+		r.GitHub = g.Note
+		if g.Issue > 0 || g.PR > 0 {
+			r.Link = &RowLink{Repo: g.Repo, Issue: g.Issue, PR: g.PR, State: g.State}
+		}
 	}
 	return r
 }

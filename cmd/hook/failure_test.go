@@ -96,6 +96,22 @@ func TestBadPayloads(t *testing.T) {
 	}
 }
 
+// TestHelp: a person asking tether-hook for help gets it on stdout, and
+// nothing is logged: status has no warning to show for it.
+func TestHelp(t *testing.T) {
+	r := newRepo(t)
+	for _, arg := range []string{"-h", "--help", "help"} {
+		before := len(r.logLines(t))
+		run := runHook(t, r.dir, nil, nil, arg)
+		if !strings.HasPrefix(run.stdout, "usage: tether-hook <agent> [event] < payload\n") || !strings.Contains(run.stdout, "claude-code") || run.stderr != "" {
+			t.Errorf("tether-hook %s: stdout %q, stderr %q", arg, run.stdout, run.stderr)
+		}
+		if logs := r.logLines(t); len(logs) != before {
+			t.Errorf("tether-hook %s logged %+v", arg, logs[before:])
+		}
+	}
+}
+
 // TestBadPayloadOutsideRepo: with no repository to log in, the failure is
 // still one line on stderr, and nothing is created anywhere.
 func TestBadPayloadOutsideRepo(t *testing.T) {

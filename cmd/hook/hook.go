@@ -49,6 +49,13 @@ type hook struct {
 
 // run does the whole job and never fails outward.
 func (h *hook) run() {
+	if len(h.args) == 1 && (h.args[0] == "-h" || h.args[0] == "--help" || h.args[0] == "help") {
+		// A person asking: no payload to wait for, nothing to log.
+		fmt.Fprintf(h.stdout, "usage: tether-hook <agent> [event] < payload\n\n"+
+			"Agents call it from their hooks to record sessions; tether-sweep install\n"+
+			"sets that up. Agents: %s.\n", strings.Join(agent.Names(), ", "))
+		return
+	}
 	ev, err := h.record()
 	// The agent's protocol is answered whatever happened to the record:
 	// Cursor, for one, waits for a verdict on every prompt.

@@ -47,20 +47,31 @@ func (a *app) clean(olderThan string, dryRun bool) error {
 		return err
 	}
 	done, err := sweep.Clean(w.repo, w.store, time.Now().Add(-age), dryRun)
-	removed := 0
+	removed, kept := 0, 0
 	for _, c := range done {
 		switch {
 		case c.Kept != "":
-			fmt.Fprintf(a.stdout, "kept    %s (%s): %s\n", shortID(c.ID), c.Agent, c.Kept)
+			kept++
+			fmt.Fprintf(a.stdout, "kept %s (%s): %s\n", shortID(c.ID), c.Agent, c.Kept)
 		case dryRun:
+			removed++
 			fmt.Fprintf(a.stdout, "would remove %s (%s), ended %s\n", shortID(c.ID), c.Agent, c.EndedAt.Local().Format("2006-01-02"))
 		default:
 			removed++
 			fmt.Fprintf(a.stdout, "removed %s (%s), ended %s\n", shortID(c.ID), c.Agent, c.EndedAt.Local().Format("2006-01-02"))
 		}
 	}
-	if !dryRun {
-		fmt.Fprintf(a.stdout, "%d session(s) removed; their checkpoints stay on tether/checkpoints/v1\n", removed)
+	switch {
+	case removed == 0 && kept == 0:
+		fmt.Fprintf(a.stdout, "nothing to clean: no session ended more than %s ago\n", olderThan)
+	case removed == 0 && dryRun:
+		fmt.Fprintf(a.stdout, "nothing would be removed: %s must stay\n", count(kept, "session", "sessions"))
+	case removed == 0:
+		fmt.Fprintf(a.stdout, "nothing removed: %s must stay\n", count(kept, "session", "sessions"))
+	case dryRun:
+		fmt.Fprintf(a.stdout, "would remove %s; their checkpoints would stay on tether/checkpoints/v1\n", count(removed, "session", "sessions"))
+	default:
+		fmt.Fprintf(a.stdout, "removed %s; their checkpoints stay on tether/checkpoints/v1\n", count(removed, "session", "sessions"))
 	}
 	return err
 }

@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -106,14 +110,52 @@ func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error
 	}
 }
 
-// isTerminal reports whether f is a terminal, for colour.
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
+// terminal is what status needs to know of where its output goes.
+type terminal struct {
+	width int  // columns to fit in; 0: no limit
+	color bool // colour the words that matter
+}
+
+// terminal: colour on a terminal unless NO_COLOR is set; the width of the
+// terminal, or COLUMNS when set (for a pipe to a pager, and for tests).
+func (a *app) terminal() terminal {
+	var t terminal
+	if f, ok := a.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		t.color = a.getenv("NO_COLOR") == ""
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			t.width = w
+		}
 	}
-	fi, err := file.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if n, err := strconv.Atoi(a.getenv("COLUMNS")); err == nil && n > 0 {
+		t.width = n
+	}
+	return t
+}
+
+// shortIDs abbreviates the IDs of a listing: 8 characters, or as many
+// more as it takes to tell each from the others.
+func shortIDs(ids []string) map[string]string {
+	sorted := slices.Sorted(slices.Values(ids))
+	sorted = slices.Compact(sorted)
+	out := make(map[string]string, len(sorted))
+	for i, id := range sorted {
+		n := 8
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(sorted) {
+				n = max(n, commonPrefix(id, sorted[j])+1)
+			}
+		}
+		out[id] = id[:min(n, len(id))]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 func shortID(id string) string {
@@ -121,6 +163,22 @@ func shortID(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// count says how many of a thing: "1 turn", "2 turns".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// ago is how long ago something happened, for people.
+func ago(d time.Duration) string {
+	if d < 10*time.Second {
+		return "just now"
+	}
+	return age(d) + " ago"
 }
 
 // age renders a duration the way people read it in a table.
@@ -155,8 +213,8 @@ func (a *app) completeSessions(withEnded bool) cobra.CompletionFunc {
 			for _, s := range ss {
 				if strings.HasPrefix(s.ID, prefix) {
 					desc := s.Agent + ", " + string(s.Phase)
-					if p := strings.Join(strings.Fields(s.LastPrompt), " "); p != "" {
-						desc += ": " + trim(p, 40)
+					if s.LastPrompt != "" {
+						desc += ": " + table.Cut(table.Clean(s.LastPrompt), 40)
 					}
 					out = append(out, cobra.CompletionWithDesc(s.ID, desc))
 				}

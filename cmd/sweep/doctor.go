@@ -202,6 +202,7 @@ func (a *app) diagnose(w *workspace, checks []install.Options, now time.Time) (p
 	probs = append(probs, modeProblems(st)...)
 	probs = append(probs, quarantineProblems(st)...)
 	probs = append(probs, leftoverProblems(st, now)...)
+	probs = append(probs, warningProblems(st, now)...)
 	return probs, sessions
 }
 
@@ -307,7 +308,7 @@ func modeProblems(st *state.Store) []problem {
 		lines = append(lines, fmt.Sprintf("%s %04o %s (want %04o)", kind, m.Mode, m.Path, m.Want))
 	}
 	return []problem{{
-		What:    fmt.Sprintf("%s is open to other users (%d loose mode(s))", st.Dir(), len(loose)),
+		What:    fmt.Sprintf("%s is open to other users (%s)", st.Dir(), count(len(loose), "loose mode", "loose modes")),
 		Detail:  "sessions hold prompts and transcripts' paths; the store keeps them 0700/0600:\n" + listed(lines),
 		Fixable: true,
 		Hint:    "chmod -R go-rwx " + st.Dir(),
@@ -343,7 +344,7 @@ func quarantineProblems(st *state.Store) []problem {
 		lines = append(lines, line+": "+strings.ReplaceAll(reason, "\n", " "))
 	}
 	return []problem{{
-		What:   fmt.Sprintf("%d quarantined file(s) in %s", len(qs), st.QuarantineDir()),
+		What:   fmt.Sprintf("%s in %s", count(len(qs), "quarantined file", "quarantined files"), st.QuarantineDir()),
 		Detail: "tether moved these aside as unreadable or corrupt, and never deletes them:\n" + listed(lines),
 		Hint:   "look at them (each has a .reason file beside it), then delete them by hand: rm -r " + st.QuarantineDir(),
 	}}
@@ -367,10 +368,10 @@ func leftoverProblems(st *state.Store, now time.Time) []problem {
 		if len(these) == 0 {
 			continue
 		}
-		what := fmt.Sprintf("%d stale temp file(s) in %s", len(these), st.Dir())
+		what := fmt.Sprintf("%s in %s", count(len(these), "stale temp file", "stale temp files"), st.Dir())
 		detail := "left by writers that crashed; no one will finish them:\n"
 		if kind == state.LeftoverLock {
-			what = fmt.Sprintf("%d stale lock file(s) in %s", len(these), st.Dir())
+			what = fmt.Sprintf("%s in %s", count(len(these), "stale lock file", "stale lock files"), st.Dir())
 			detail = "no one holds them and they belong to no session:\n"
 		}
 		probs = append(probs, problem{
@@ -435,10 +436,10 @@ func printDoctor(w io.Writer, out doctorJSON, fixing bool) {
 	fmt.Fprintln(w, out.Sessions)
 	switch {
 	case fixing:
-		fmt.Fprintf(w, "%d problem(s) left\n", len(out.Problems))
+		fmt.Fprintf(w, "%s left\n", count(len(out.Problems), "problem", "problems"))
 	case fixable > 0:
-		fmt.Fprintf(w, "%d problem(s); %d can be repaired with: tether-sweep doctor --fix\n", len(out.Problems), fixable)
+		fmt.Fprintf(w, "%s; %d can be repaired with: tether-sweep doctor --fix\n", count(len(out.Problems), "problem", "problems"), fixable)
 	default:
-		fmt.Fprintf(w, "%d problem(s)\n", len(out.Problems))
+		fmt.Fprintf(w, "%s\n", count(len(out.Problems), "problem", "problems"))
 	}
 }

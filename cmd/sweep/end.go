@@ -49,7 +49,7 @@ func (a *app) end(arg, reason string) error {
 	}
 	for _, r := range results {
 		if r.Checkpoint != "" {
-			fmt.Fprintf(a.stdout, "checkpoint %s: %d turn(s)\n", r.Checkpoint, r.Turns)
+			fmt.Fprintf(a.stdout, "checkpoint %s: %s\n", r.Checkpoint, count(r.Turns, "turn", "turns"))
 		}
 	}
 	return err

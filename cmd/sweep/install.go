@@ -66,6 +66,13 @@ what was there before. Checkpoints, notes and recorded sessions stay.`,
 			}
 			res, err := install.Uninstall(opts)
 			printInstallResult(a, res)
+			if err == nil && len(res.Changes) == 0 && len(res.Manual) == 0 && len(res.Notes) == 0 {
+				where := "in this repository"
+				if opts.User {
+					where = "in your user-level agent configs"
+				}
+				fmt.Fprintf(a.stdout, "nothing to remove: tether is not installed %s\n", where)
+			}
 			return err
 		},
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/github"
+	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -206,7 +207,7 @@ func (a *app) listResumable(w *workspace) error {
 		if s.GitHub != nil && s.GitHub.Note != "" {
 			why += ": " + s.GitHub.Note
 		}
-		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), why, trim(s.LastPrompt, 60))
+		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), why, table.Cut(table.Clean(s.LastPrompt), 60))
 	}
 	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")
 	return nil

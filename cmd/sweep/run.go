@@ -162,15 +162,15 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 		if c.Skipped {
 			note = " (already on the branch)"
 		}
-		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %d turn(s)%s\n", c.Checkpoint, shortID(c.Session), c.Turns, note)
+		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %s%s\n", c.Checkpoint, shortID(c.Session), count(c.Turns, "turn", "turns"), note)
 	}
 	if len(rep.Linked) > 0 {
-		fmt.Fprintf(a.stdout, "linked %d checkpoint(s) to %s\n", len(rep.Linked), shortID(rep.Head))
+		fmt.Fprintf(a.stdout, "linked %s to %s\n", count(len(rep.Linked), "checkpoint", "checkpoints"), shortID(rep.Head))
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	if len(rep.Finalized) == 0 && len(rep.Checkpoints) == 0 && len(rep.Linked) == 0 && len(rep.GitHub) == 0 {
-		fmt.Fprintf(a.stdout, "nothing to sweep (%d live session(s))\n", len(rep.Sessions))
+		fmt.Fprintf(a.stdout, "nothing to sweep (%s)\n", count(len(rep.Sessions), "live session", "live sessions"))
 	}
 }

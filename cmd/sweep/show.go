@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherdev/tether/checkpoint"
+	"github.com/tetherdev/tether/internal/table"
 )
 
 func (a *app) showCommand() *cobra.Command {
@@ -83,10 +84,12 @@ func (a *app) show(arg string, asJSON bool) error {
 		for _, c := range cps {
 			ids[c.ID] = true
 		}
-		fmt.Fprintf(a.stdout, "commit %s: %d checkpoint(s)\n", shortID(commit), len(ids))
+		fmt.Fprintf(a.stdout, "commit %s: %s\n", shortID(commit), count(len(ids), "checkpoint", "checkpoints"))
 	}
 	for i, c := range cps {
-		fmt.Fprintln(a.stdout)
+		if i > 0 || isCommit {
+			fmt.Fprintln(a.stdout) // a blank line under the commit's line and between checkpoints
+		}
 		if i > 0 && cps[i-1].ID == c.ID {
 			// Two clones once wrote different content under this ID;
 			// merging kept both (checkpoint.theirs-*.json).
@@ -135,7 +138,7 @@ func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
 		prompt := t.Prompt
 		if !full {
 			prompt, _, _ = strings.Cut(prompt, "\n")
-			prompt = trim(prompt, 72)
+			prompt = table.Cut(table.Clean(prompt), 72)
 		}
 		fmt.Fprintf(w, "  turn %d  %s%s\n", t.Turn, t.StartedAt.Local().Format("2006-01-02 15:04:05"), state)
 		if prompt != "" {

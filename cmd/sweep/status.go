@@ -1,16 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tetherdev/tether/install"
+	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/state"
 	"github.com/tetherdev/tether/sweep"
 )
@@ -22,26 +23,38 @@ type statusJSON struct {
 	Warnings  []string    `json:"warnings"`
 }
 
-// warningWindow is how far back status looks for hook failures in the log.
-const warningWindow = 24 * time.Hour
-
 func (a *app) statusCommand() *cobra.Command {
 	var (
 		sf                   sweepFlags
 		noSweep, all, asJSON bool
 	)
 	c := &cobra.Command{
-		Use:   "status",
-		Short: "sweep, then list sessions",
+		Use:   "status [SESSION]",
+		Short: "sweep, then list sessions, or show one in full",
 		Long: `Sweep first (finalizing sessions whose agent is gone), then list the sessions
-that have not ended: who owns them, whether that process is alive, their turns
-and what they were last asked. Warnings from the hook follow the table.`,
+that have not ended: whether their agent's process is alive, their turns, when
+they were last active and what they were last asked. Problems the hook logged
+follow the table, once each, until they are resolved (or dismissed with
+tether-sweep doctor --fix).
+
+With a SESSION (its ID or a unique prefix), show that session in full: its
+owner process, liveness and why, its turns with their prompts, checkpoints,
+linked issue and pull request, and how it ended.`,
 		Example: `  tether-sweep status
-  tether-sweep status --all --json`,
-		GroupID: "sessions",
-		Args:    noArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+  tether-sweep status --all
+  tether-sweep status 3f2a9c1e
+  tether-sweep status --json`,
+		GroupID:           "sessions",
+		Args:              maxArgs(1, "status takes at most one SESSION"),
+		ValidArgsFunction: a.completeSessions(true),
+		RunE: func(c *cobra.Command, args []string) error {
 			sf.githubSet = c.Flags().Changed("github")
+			if len(args) == 1 {
+				if all {
+					return usagef("--all lists sessions: it cannot go with a SESSION")
+				}
+				return a.statusOf(args[0], sf, noSweep, asJSON)
+			}
 			return a.status(sf, noSweep, all, asJSON)
 		},
 	}
@@ -63,38 +76,17 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 	}
 	out := statusJSON{Sessions: []sweep.Row{}, Finalized: []string{}, Warnings: []string{}}
 
-	var checked []sweep.Checked
-	if noSweep {
-		live, warns, err := w.store.List()
-		if err != nil {
-			return fmt.Errorf("list sessions: %w", err)
-		}
-		for _, wn := range warns {
-			out.Warnings = append(out.Warnings, wn.Msg)
-		}
-		for _, s := range live {
-			checked = append(checked, sweep.Checked{Session: s, Verdict: state.OwnerVerdict(s)})
-		}
-	} else {
-		rep, err := a.sweep(w, sf, false)
-		if err != nil {
-			return err
-		}
-		checked = rep.Sessions
-		out.Warnings = append(out.Warnings, rep.Warnings...)
-		if rep.ConfigErr != nil {
-			out.Warnings = append(out.Warnings, rep.ConfigErr.Error())
-		}
-		for _, t := range rep.Finalized {
-			out.Finalized = append(out.Finalized, t.ID)
-		}
+	checked, err := a.check(w, sf, noSweep, &out)
+	if err != nil {
+		return err
 	}
 	rows := make([]sweep.Row, 0, len(checked))
 	for _, c := range checked {
 		rows = append(rows, sweep.MakeRow(c.Session, c.Verdict))
 	}
-	if all || len(out.Finalized) > 0 {
-		ended, warns, err := w.store.ListEnded()
+	ended := 0 // ended sessions not listed, for the empty table's hint
+	if all || len(out.Finalized) > 0 || len(rows) == 0 {
+		es, warns, err := w.store.ListEnded()
 		if err != nil {
 			return fmt.Errorf("list ended sessions: %w", err)
 		}
@@ -105,7 +97,7 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 		for _, r := range rows {
 			listed[r.ID] = true
 		}
-		for _, s := range ended {
+		for _, s := range es {
 			// Without --all, show only what this very sweep finalized; a
 			// session another process finalized since the scan is listed
 			// once, as it is now.
@@ -114,96 +106,182 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 			}
 			if all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
 				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
+			} else {
+				ended++
 			}
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y sweep.Row) int { return y.LastActivityAt.Compare(x.LastActivityAt) })
 	out.Sessions = rows
 
-	if logged, err := w.store.Warnings(time.Now().Add(-warningWindow)); err == nil {
-		for _, wn := range logged {
-			msg := wn.Msg
-			if wn.Session != "" {
-				msg = shortID(wn.Session) + ": " + msg
-			}
-			out.Warnings = append(out.Warnings, wn.Time.Local().Format("Jan 02 15:04")+" "+msg)
-		}
-	}
-
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(a.stdout, out)
 	}
-	color := isTerminal(a.stdout) && a.getenv("NO_COLOR") == ""
-	printStatus(a.stdout, out, color, time.Now())
-	return nil
-}
-
-func printStatus(w io.Writer, out statusJSON, color bool, now time.Time) {
-	for _, id := range out.Finalized {
-		for _, r := range out.Sessions {
-			if r.ID == id {
-				end := r.EndReason
-				if r.GitHub != "" {
-					end += " (" + r.GitHub + ")"
-				}
-				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, end)
-			}
-		}
-	}
-	if len(out.Sessions) == 0 {
-		fmt.Fprintln(w, "no sessions")
+	term := a.terminal()
+	printFinalized(a.stdout, out)
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stdout, a.noSessions(ended))
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION\tAGENT\tPHASE\tLIVENESS\tTURNS\tAGE\tBRANCH\tPENDING\tEND\tLAST PROMPT")
-		for _, r := range out.Sessions {
-			end := r.EndReason
-			if r.GitHub != "" {
-				end = strings.TrimSpace(end + " " + r.GitHub)
-			}
-			if end == "" {
-				end = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n",
-				shortID(r.ID), r.Agent, paint(color, r.Phase), paint(color, r.Liveness), r.Turns,
-				age(now.Sub(r.LastActivityAt)), dash(r.Branch), r.PendingTurns, end, trim(r.LastPrompt, 48))
+		if err := statusTable(rows, time.Now()).Render(a.stdout, term.width, term.color); err != nil {
+			return err
 		}
-		tw.Flush()
-		for _, r := range out.Sessions {
+		for _, r := range rows {
 			if r.Liveness == "unknown" && r.Phase != string(state.PhaseEnded) {
-				fmt.Fprintf(w, "  %s: liveness unknown: %s\n", shortID(r.ID), r.LivenessReason)
+				fmt.Fprintf(a.stdout, "  %s: liveness unknown: %s\n", shortID(r.ID), r.LivenessReason)
 			}
 		}
 	}
 	for _, warn := range out.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		fmt.Fprintf(a.stdout, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+// check sweeps, or with noSweep only lists, and returns the sessions that
+// have not ended with their owners' verdicts. The warnings that still
+// stand go into out, with the sessions the sweep finalized.
+func (a *app) check(w *workspace, sf sweepFlags, noSweep bool, out *statusJSON) ([]sweep.Checked, error) {
+	var checked []sweep.Checked
+	if noSweep {
+		live, warns, err := w.store.List()
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		for _, wn := range warns {
+			out.Warnings = append(out.Warnings, wn.Msg)
+		}
+		for _, s := range live {
+			checked = append(checked, sweep.Checked{Session: s, Verdict: state.OwnerVerdict(s)})
+		}
+	} else {
+		rep, err := a.sweep(w, sf, false)
+		if err != nil {
+			return nil, err
+		}
+		checked = rep.Sessions
+		out.Warnings = append(out.Warnings, rep.Warnings...)
+		if rep.ConfigErr != nil {
+			out.Warnings = append(out.Warnings, rep.ConfigErr.Error())
+		}
+		for _, t := range rep.Finalized {
+			out.Finalized = append(out.Finalized, t.ID)
+		}
+	}
+	out.Warnings = append(out.Warnings, standingWarnings(w.store, time.Now())...)
+	return checked, nil
+}
+
+// noSessions says why the table is empty, and what to do about it.
+func (a *app) noSessions(ended int) string {
+	if ended > 0 {
+		return fmt.Sprintf("no live sessions; %s ended (list them with: tether-sweep status --all)", count(ended, "session", "sessions"))
+	}
+	if _, ok, _ := install.Recorded(a.dir); !ok && !install.Traces(a.dir) {
+		return "no sessions: tether is not installed in this repository (set it up with: tether-sweep install)"
+	}
+	return "no sessions: they appear here when an agent whose hooks tether installed starts work in this repository"
+}
+
+func printFinalized(w io.Writer, out statusJSON) {
+	for _, id := range out.Finalized {
+		for _, r := range out.Sessions {
+			if r.ID == id {
+				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, endOf(r))
+			}
+		}
 	}
 }
 
-// paint colours the words status cares about, on a terminal only.
-func paint(color bool, s string) string {
-	if !color {
-		return s
+// endOf is how a session ended, with what GitHub said and the note it
+// was ended with.
+func endOf(r sweep.Row) string {
+	end := r.EndReason
+	if r.GitHub != "" {
+		end = strings.TrimSpace(end + " (" + r.GitHub + ")")
 	}
-	code := map[string]string{"active": "32", "alive": "32", "idle": "33", "dead": "31", "ended": "90", "unknown": "35"}[s]
-	if code == "" {
-		return s
+	if r.EndNote != "" && end != "" {
+		end += ": " + r.EndNote
 	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+	return end
 }
+
+// linkOf is the issue and pull request a session is linked to, briefly.
+func linkOf(r sweep.Row) string {
+	if r.Link == nil {
+		return ""
+	}
+	var parts []string
+	if r.Link.Issue > 0 {
+		parts = append(parts, fmt.Sprintf("#%d", r.Link.Issue))
+	}
+	if r.Link.PR > 0 {
+		parts = append(parts, fmt.Sprintf("PR #%d", r.Link.PR))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// The status table's columns. The ones worth least on a narrow terminal go
+// first: the link, pending turns, turn counts, the agent, the branch, how
+// it ended, the phase. The ID, liveness, last activity and prompt always
+// stay. END and LINK show only when a listed session has one.
+var statusColumns = []table.Column{
+	{Header: "SESSION"},
+	{Header: "AGENT", Drop: 4},
+	{Header: "PHASE", Drop: 7},
+	{Header: "LIVENESS"},
+	{Header: "TURNS", Right: true, Drop: 3},
+	{Header: "LAST ACTIVE"},
+	{Header: "BRANCH", Min: 12, Drop: 5},
+	{Header: "PENDING", Right: true, Drop: 2},
+	{Header: "END", Min: 12, Drop: 6},
+	{Header: "LINK", Drop: 1},
+	{Header: "LAST PROMPT", Min: 24},
+}
+
+// statusTable lays the rows out as status prints them.
+func statusTable(rows []sweep.Row, now time.Time) table.Table {
+	t := table.Table{Columns: statusColumns}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	short := shortIDs(ids)
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []table.Cell{
+			{Text: short[r.ID]},
+			{Text: r.Agent},
+			{Text: r.Phase, Color: colors[r.Phase]},
+			{Text: r.Liveness, Color: colors[r.Liveness]},
+			{Text: strconv.Itoa(r.Turns)},
+			{Text: ago(now.Sub(r.LastActivityAt))},
+			{Text: dash(r.Branch)},
+			{Text: strconv.Itoa(r.PendingTurns)},
+			{Text: dash(endOf(r))},
+			{Text: dash(linkOf(r))},
+			{Text: dash(r.LastPrompt)},
+		})
+	}
+	for i := len(t.Columns) - 1; i >= 0; i-- {
+		if h := t.Columns[i].Header; h != "END" && h != "LINK" {
+			continue
+		}
+		if slices.ContainsFunc(t.Rows, func(row []table.Cell) bool { return row[i].Text != "-" }) {
+			continue
+		}
+		t.Columns = slices.Delete(slices.Clone(t.Columns), i, i+1)
+		for j, row := range t.Rows {
+			t.Rows[j] = slices.Delete(row, i, i+1)
+		}
+	}
+	return t
+}
+
+// colors are the SGR colours of the words status cares about.
+var colors = map[string]string{"active": "32", "alive": "32", "idle": "33", "dead": "31", "ended": "90", "unknown": "35"}
 
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-func trim(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
