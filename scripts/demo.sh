@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole tether story on a scratch repository, in a few seconds:
-# an agent works three turns and commits, is killed -9 in the middle of a
-# fourth, and the sweep finalizes the session and saves its checkpoint.
+# The whole tether story on a scratch repository: an agent works three
+# turns and commits, is killed -9 in the middle of a fourth, and the sweep
+# finalizes the session and saves its checkpoint. A few seconds once built;
+# the first build compiles tether's dependencies (about a minute on a small
+# machine), and install.sh reuses what it compiled.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/tether-demo.XXXXXX")
@@ -12,9 +14,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
 say "1. build tether-hook, tether-sweep and a stand-in agent named claude"
-mkdir -p "$work/bin"
-(cd "$root" && go build -o "$work/bin/" ./cmd/hook ./cmd/sweep && mv "$work/bin/hook" "$work/bin/tether-hook" && mv "$work/bin/sweep" "$work/bin/tether-sweep" \
-  && go build -o "$work/bin/claude" ./internal/standin)
+bash "$root/scripts/build.sh" "$work/bin" --standin
 export PATH="$work/bin:$PATH"
 ls "$work/bin"
 
@@ -46,10 +46,10 @@ echo "(no Stop hook ran: the session still says it is active)"
 say "5. status before the sweep: the session claims to be active, but its owner is dead"
 run tether-sweep status --no-sweep
 
-say "   status sweeps first: the session is finalized as interrupted and its turns condensed"
+say "6. status sweeps first: the session is finalized as interrupted and its turns condensed"
 run tether-sweep status --all
 
-say "6. the record: checkpoints on the branch, linked to commits by notes"
+say "7. the record: checkpoints on the branch, linked to commits by notes"
 echo "one more commit, made by a person, picks up the interrupted turn's checkpoint" > after.txt
 git add after.txt && git commit -qm "finish by hand"
 run tether-sweep show HEAD
@@ -57,6 +57,6 @@ run git log --oneline tether/checkpoints/v1
 run git notes --ref=tether show HEAD
 run git notes --ref=tether show HEAD~1
 
-say "7. how to pick the work up again"
+say "8. how to pick the work up again"
 run tether-sweep resume
 run tether-sweep resume --print "$session"

@@ -7,13 +7,19 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$HOME/.local/bin}
-mkdir -p "$dest"
-cd "$root"
-go build -trimpath -o "$dest/tether-hook" ./cmd/hook
-go build -trimpath -o "$dest/tether-sweep" ./cmd/sweep
-echo "installed tether-hook and tether-sweep in $dest"
+
+echo "building tether-hook and tether-sweep into $dest"
+bash "$root/scripts/build.sh" "$dest"
+echo "installed $dest/tether-hook and $dest/tether-sweep"
 case ":$PATH:" in
   *":$dest:"*) ;;
-  *) echo "note: $dest is not on your PATH" ;;
+  *)
+    echo
+    echo "$dest is not on your PATH. Add it for this shell, and to your shell's startup file for the next ones:"
+    echo "  export PATH=\"$dest:\$PATH\""
+    echo "  echo 'export PATH=\"$dest:\$PATH\"' >> ~/.bashrc    # or ~/.zshrc"
+    ;;
 esac
+echo
 echo "next: cd your-repo && tether-sweep install && tether-sweep doctor"
+echo "shell completion: source <(tether-sweep completion bash)    # or zsh, fish"
