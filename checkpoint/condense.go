@@ -286,7 +286,7 @@ func (r *Repo) commitJobs(b *batch, tip, root plumbing.Hash, jobs []*job) error 
 			j.res.Skipped = ok && e.Hash == j.leaf
 			if !j.res.Skipped {
 				edits = append(edits, edit{path: []string{id[:2], id[2:]}, entry: treeEntry(id[2:], j.leaf)})
-				fmt.Fprintf(&msg, "%s  session %s, %d turn(s)\n", id, j.res.Session, j.res.Turns)
+				fmt.Fprintf(&msg, "%s  session %s, %s\n", id, j.res.Session, plural(j.res.Turns, "turn"))
 			}
 		}
 		if len(edits) == 0 {
@@ -296,7 +296,7 @@ func (r *Repo) commitJobs(b *batch, tip, root plumbing.Hash, jobs []*job) error 
 		if err != nil {
 			return err
 		}
-		text, _ := r.red.String(fmt.Sprintf("tether: %d checkpoint(s)\n\n%s", len(edits), msg.String())) // session IDs come from agents
+		text, _ := r.red.String(fmt.Sprintf("tether: %s\n\n%s", plural(len(edits), "checkpoint"), msg.String())) // session IDs come from agents
 		c, err := b.writeCommit(newRoot, text, tip)
 		if err != nil {
 			return err
@@ -480,4 +480,12 @@ func addCounts(c, o redact.Counts) redact.Counts {
 	}
 	c.Add(o)
 	return c
+}
+
+// plural counts things in a commit message: "1 turn", "2 turns".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

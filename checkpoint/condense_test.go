@@ -35,7 +35,7 @@ func TestCondenseReadableByGit(t *testing.T) {
 		t.Errorf("checkpoint ID %s, want %s", id, want)
 	}
 
-	if log := runGit(t, f.dir, "log", "--format=%an %s", "tether/checkpoints/v1"); log != "tether tether: 1 checkpoint(s)" {
+	if log := runGit(t, f.dir, "log", "--format=%an %s", "tether/checkpoints/v1"); log != "tether tether: 1 checkpoint" {
 		t.Errorf("git log = %q", log)
 	}
 	if n := runGit(t, f.dir, "rev-list", "--count", "--max-parents=0", "tether/checkpoints/v1"); n != "1" {

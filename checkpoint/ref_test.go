@@ -109,7 +109,7 @@ func TestCondenseLosesRaceOnBranch(t *testing.T) {
 		t.Fatalf("raced=%v results=%+v", raced, res)
 	}
 	log := runGit(t, f.dir, "log", "--format=%s", Branch)
-	if log != "tether: 1 checkpoint(s)\nexternal\ntether: 1 checkpoint(s)" {
+	if log != "tether: 1 checkpoint\nexternal\ntether: 1 checkpoint" {
 		t.Errorf("branch history:\n%s", log)
 	}
 	if _, err := f.repo.Read(res[0].Checkpoint); err != nil {
