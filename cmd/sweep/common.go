@@ -66,6 +66,17 @@ func (a *app) open() (*workspace, error) {
 	return &workspace{repo: repo, store: st}, nil
 }
 
+// openSession opens the workspace and resolves a SESSION argument in it
+// (see resolveSession).
+func (a *app) openSession(arg string, includeEnded bool) (*workspace, string, error) {
+	w, err := a.open()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := w.resolveSession(arg, includeEnded)
+	return w, id, err
+}
+
 // resolveSession turns a full ID or a unique prefix of at least four
 // characters into a session ID, looking at live sessions first.
 func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error) {

@@ -29,11 +29,7 @@ whose agent tether cannot see end (another host, another PID namespace).`,
 }
 
 func (a *app) end(arg, reason string) error {
-	w, err := a.open()
-	if err != nil {
-		return err
-	}
-	id, err := w.resolveSession(arg, true)
+	w, id, err := a.openSession(arg, true)
 	if err != nil {
 		return err
 	}

@@ -29,15 +29,7 @@ uninstall removes exactly what install added. Running it again changes nothing.`
 		GroupID: "setup",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			opts, err := a.options(c.Flags(), f)
-			if err != nil {
-				return err
-			}
-			if _, err := a.open(); err != nil {
-				return err // not a repository: say so plainly, not in git's words
-			}
-			res, err := install.Install(opts)
-			printInstallResult(a, res)
+			_, _, err := a.runSetup(c, f, install.Install)
 			return err
 		},
 	}
@@ -57,15 +49,7 @@ what was there before. Checkpoints, notes and recorded sessions stay.`,
 		GroupID: "setup",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			opts, err := a.options(c.Flags(), f)
-			if err != nil {
-				return err
-			}
-			if _, err := a.open(); err != nil {
-				return err // not a repository: say so plainly, not in git's words
-			}
-			res, err := install.Uninstall(opts)
-			printInstallResult(a, res)
+			opts, res, err := a.runSetup(c, f, install.Uninstall)
 			if err == nil && len(res.Changes) == 0 && len(res.Manual) == 0 && len(res.Notes) == 0 {
 				where := "in this repository"
 				if opts.User {
@@ -78,6 +62,21 @@ what was there before. Checkpoints, notes and recorded sessions stay.`,
 	}
 	f.define(c.Flags(), "uninstall")
 	return c
+}
+
+// runSetup runs install or uninstall with the command's flags, in a
+// repository, and prints what it did.
+func (a *app) runSetup(c *cobra.Command, f installFlags, op func(install.Options) (install.Result, error)) (install.Options, install.Result, error) {
+	opts, err := a.options(c.Flags(), f)
+	if err != nil {
+		return opts, install.Result{}, err
+	}
+	if _, err := a.open(); err != nil {
+		return opts, install.Result{}, err // not a repository: say so plainly, not in git's words
+	}
+	res, err := op(opts)
+	printInstallResult(a, res)
+	return opts, res, err
 }
 
 // installFlags are the flags install, uninstall and doctor share, so that

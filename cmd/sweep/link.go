@@ -43,11 +43,7 @@ func (a *app) link(arg, issueArg, prArg string) error {
 	if issue == 0 && pr == 0 {
 		return usagef("give --issue N, --pr N or both")
 	}
-	w, err := a.open()
-	if err != nil {
-		return err
-	}
-	id, err := w.resolveSession(arg, true)
+	w, id, err := a.openSession(arg, true)
 	if err != nil {
 		return err
 	}

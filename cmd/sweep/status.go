@@ -49,6 +49,9 @@ linked issue and pull request, and how it ended.`,
 		ValidArgsFunction: a.completeSessions(true),
 		RunE: func(c *cobra.Command, args []string) error {
 			sf.githubSet = c.Flags().Changed("github")
+			if noSweep && sf.github {
+				return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
+			}
 			if len(args) == 1 {
 				if all {
 					return usagef("--all lists sessions: it cannot go with a SESSION")
@@ -67,9 +70,6 @@ linked issue and pull request, and how it ended.`,
 }
 
 func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
-	if noSweep && sf.github {
-		return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
-	}
 	w, err := a.open()
 	if err != nil {
 		return err

@@ -38,14 +38,7 @@ type checkpointJSON struct {
 
 // statusOf shows one session in full.
 func (a *app) statusOf(arg string, sf sweepFlags, noSweep, asJSON bool) error {
-	if noSweep && sf.github {
-		return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
-	}
-	w, err := a.open()
-	if err != nil {
-		return err
-	}
-	id, err := w.resolveSession(arg, true)
+	w, id, err := a.openSession(arg, true)
 	if err != nil {
 		return err
 	}
