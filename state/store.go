@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -579,6 +580,41 @@ func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive) }
 
 // ListEnded returns the ended sessions, sorted by ID.
 func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded) }
+
+// AnyEnded reports whether the store keeps any ended session, reading no
+// more of ended/ than it takes to find one: status's empty table points to
+// them without listing them all.
+func (s *Store) AnyEnded() (bool, error) {
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for ended sessions: %w", err)
+	}
+	d, err := root.Open(locEnded.dir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for ended sessions: %w", err)
+	}
+	defer d.Close()
+	for {
+		names, err := d.Readdirnames(64)
+		for _, name := range names {
+			if strings.HasSuffix(name, ".json") {
+				return true, nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("look for ended sessions: %w", err)
+		}
+	}
+}
 
 func (s *Store) list(w where) ([]*Session, []Warning, error) {
 	root, err := s.openRoot(false)

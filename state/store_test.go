@@ -832,3 +832,25 @@ func TestLockFileRemovedWhileWaited(t *testing.T) {
 		t.Fatalf("the lock at the path is free (ok=%v, %v) while the waiter thinks it holds it", ok, err)
 	}
 }
+
+func TestAnyEnded(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	check := func(want bool) {
+		t.Helper()
+		if got, err := s.AnyEnded(); err != nil || got != want {
+			t.Errorf("AnyEnded = %v, %v; want %v", got, err, want)
+		}
+	}
+	check(false) // no store yet
+	mustMutate(t, s, "live", func(tx *Tx) error { tx.Session.Phase = PhaseIdle; return nil })
+	check(false)
+	if err := os.MkdirAll(filepath.Join(dir, "ended"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ended", "orphan.turns.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check(false) // a turn log is not a session
+	mustMutate(t, s, "gone", func(tx *Tx) error { tx.Session.Phase = PhaseEnded; return nil })
+	check(true)
+}

@@ -84,8 +84,7 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 	for _, c := range checked {
 		rows = append(rows, sweep.MakeRow(c.Session, c.Verdict))
 	}
-	ended := 0 // ended sessions not listed, for the empty table's hint
-	if all || len(out.Finalized) > 0 || len(rows) == 0 {
+	if all || len(out.Finalized) > 0 {
 		es, warns, err := w.store.ListEnded()
 		if err != nil {
 			return fmt.Errorf("list ended sessions: %w", err)
@@ -106,8 +105,6 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 			}
 			if all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
 				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
-			} else {
-				ended++
 			}
 		}
 	}
@@ -120,7 +117,7 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 	term := a.terminal()
 	printFinalized(a.stdout, out)
 	if len(rows) == 0 {
-		fmt.Fprintln(a.stdout, a.noSessions(ended))
+		fmt.Fprintln(a.stdout, a.noSessions(w.store, all))
 	} else {
 		if err := statusTable(rows, time.Now()).Render(a.stdout, term.width, term.color); err != nil {
 			return err
@@ -172,9 +169,9 @@ func (a *app) check(w *workspace, sf sweepFlags, noSweep bool, out *statusJSON) 
 }
 
 // noSessions says why the table is empty, and what to do about it.
-func (a *app) noSessions(ended int) string {
-	if ended > 0 {
-		return fmt.Sprintf("no live sessions; %s ended (list them with: tether-sweep status --all)", count(ended, "session", "sessions"))
+func (a *app) noSessions(st *state.Store, all bool) string {
+	if ended, err := st.AnyEnded(); !all && err == nil && ended {
+		return "no live sessions; the ended ones are listed by: tether-sweep status --all"
 	}
 	if _, ok, _ := install.Recorded(a.dir); !ok && !install.Traces(a.dir) {
 		return "no sessions: tether is not installed in this repository (set it up with: tether-sweep install)"
