@@ -37,7 +37,7 @@ func (a *app) end(arg, reason string) error {
 	tr, results, err := sweep.End(w.repo, w.store, id, reason, now)
 	if errors.Is(err, sweep.ErrAlreadyEnded) {
 		if s, lerr := w.store.Load(id); lerr == nil {
-			return fmt.Errorf("session %s already ended %s ago (%s)", shortID(id), age(now.Sub(s.EndedAt)), s.EndReason)
+			return fmt.Errorf("session %s already ended %s (%s)", shortID(id), ago(now.Sub(s.EndedAt)), s.EndReason)
 		}
 	}
 	if tr.ID != "" {
