@@ -39,8 +39,8 @@ agent "start=resume" "open=refactor everything" > "$work/agent.out" &
 agent_pid=$!
 for _ in $(seq 100); do grep -q 'waiting to be killed' "$work/agent.out" 2>/dev/null && break; sleep 0.05; done
 cat "$work/agent.out"
-run kill -9 "$agent_pid"
-wait "$agent_pid" 2>/dev/null || true
+# The group's stderr takes bash's own "Killed" notice for the job.
+{ run kill -9 "$agent_pid"; wait "$agent_pid"; } 2>/dev/null || true
 echo "(no Stop hook ran: the session still says it is active)"
 
 say "5. status before the sweep: the session claims to be active, but its owner is dead"
