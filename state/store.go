@@ -302,7 +302,7 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
@@ -556,12 +556,20 @@ func (s *Store) openFile(root *os.Root, name string, flag int) (*os.File, error)
 	return f, err
 }
 
-// ensureDir creates a directory of the store, durably.
+// ensureDir creates a directory of the store and any missing parent,
+// durably.
 func ensureDir(root *os.Root, dir string) error {
-	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	err := root.Mkdir(dir, 0o700)
+	if parent := filepath.Dir(dir); errors.Is(err, fs.ErrNotExist) && parent != "." {
+		if err := ensureDir(root, parent); err != nil {
+			return err
+		}
+		err = root.Mkdir(dir, 0o700)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	return syncDir(root, ".")
+	return syncDir(root, filepath.Dir(dir))
 }
 
 // Warning is something a person should see in `status`: a quarantined
@@ -687,7 +695,7 @@ func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
 // it if it is still corrupt.
 func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error) (*Session, *Warning) {
 	rel := statePath(w, id)
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		wr := s.warn(id, fmt.Sprintf("corrupt %s left in place: %v (%v)", rel, cause, err))
 		return nil, &wr
@@ -791,7 +799,7 @@ func (s *Store) Remove(id string) error {
 		}
 		return fmt.Errorf("remove session %s: %w", id, err)
 	}
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		return fmt.Errorf("remove session %s: %w", id, err)
 	}

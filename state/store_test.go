@@ -754,8 +754,27 @@ func TestLockNamesHolderAndDiesWithIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Session locks share locks/: a session held elsewhere times out too.
-	holder = child(t, "hold", common, "sess")
+	// A session named like a store lock is not blocked by it: the store's
+	// own locks live where no session ID can name a file.
+	holder = child(t, "hold", common, "checkpoints")
+	stdin, _ = holder.StdinPipe()
+	stdout, _ = holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Mutate("checkpoints", func(*Session) error { return nil }); err != nil {
+		t.Errorf("Mutate of session \"checkpoints\" while the checkpoints lock is held = %v", err)
+	}
+	stdin.Close()
+	if err := holder.Wait(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A session held elsewhere times out too.
+	holder = child(t, "hold-session", common, "sess")
 	stdin, _ = holder.StdinPipe()
 	stdout, _ = holder.StdoutPipe()
 	if err := holder.Start(); err != nil {
@@ -785,13 +804,13 @@ func TestLockFileRemovedWhileWaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.acquire(root, "r")
+	first, err := s.acquire(root, sessionLockPath("r"), "r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *heldLock)
 	go func() {
-		lk, err := s.acquire(root, "r")
+		lk, err := s.acquire(root, sessionLockPath("r"), "r")
 		if err != nil {
 			t.Error(err)
 		}

@@ -90,16 +90,15 @@ func buildBinaries(dir string) int {
 func holdLock(common, name string) {
 	st, err := state.Open(common, state.Options{})
 	if err == nil {
-		_, err = st.Lock(name)
+		_, err = st.MutateTx(name, func(*state.Tx) error {
+			fmt.Println("locked")
+			for {
+				time.Sleep(time.Hour)
+			}
+		})
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hold lock:", err)
-		os.Exit(1)
-	}
-	fmt.Println("locked")
-	for {
-		time.Sleep(time.Hour)
-	}
+	fmt.Fprintln(os.Stderr, "hold lock:", err)
+	os.Exit(1)
 }
 
 // cleanEnv is the test's environment without what would steer the hook

@@ -278,7 +278,7 @@ func (d *driver) procKiller(stop <-chan struct{}) {
 	r := d.rng(3)
 	sc := newScanner()
 	seen := map[int]bool{}
-	cpLock := filepath.Join(d.st.Dir(), "locks", "checkpoints.lock")
+	cpLock := d.st.LockFile("checkpoints")
 	for pause(r, stop, 2*time.Millisecond, 10*time.Millisecond) {
 		d.gated(func() { d.hunt(r, sc, seen, cpLock) })
 	}
