@@ -222,7 +222,7 @@ func TestCondenseLeavesNoStagingFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	past := time.Now().Add(-2 * staleTemp)
+	past := time.Now().Add(-48 * time.Hour) // staging files live for seconds; a day old is a leftover
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@
 //     bounded time (the store's default, 2 s).
 //   - Every event goes through state.Transition under the session's lock; a
 //     session start or turn start records the owner afresh.
+//   - It records where the agent keeps its transcripts, from the agent's
+//     environment (agent.TranscriptRoot), for the sweep, which runs later
+//     and elsewhere; a transcript path outside it is warned about, never
+//     read, and measured as empty.
 //   - At a session start that finds a live session whose owner is dead, it
 //     launches `tether-sweep run --quiet` detached, at most once a minute per
 //     repository, and never waits for it.

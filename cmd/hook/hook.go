@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -236,13 +237,13 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			return state.ErrNoChange
 		}
 		if from == state.PhaseActive && (ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd) &&
-			agent.TurnCancelled(s.Agent, s.TranscriptPath, s.TurnTranscriptFrom) {
+			agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom) {
 			// The agent fired nothing when the user cancelled the running
 			// turn, but wrote it into its transcript: that turn ended
 			// there, it was not interrupted by what comes now.
 			cancelled = true
 			if err := tx.AppendTurn(state.TurnRecord{
-				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: transcriptSize(s),
 			}); err != nil {
 				return err
 			}
@@ -261,11 +262,16 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		}
 		switch {
 		case ev.TranscriptPath != "":
+			if ev.TranscriptPath != s.TranscriptPath {
+				s.TranscriptRoot = h.transcriptRoot(st, ev.Agent, ev.SessionID, ev.TranscriptPath)
+			}
 			s.TranscriptPath = ev.TranscriptPath
 		case s.TranscriptPath == "":
 			// Copilot CLI names it only at a turn's end, but a session
 			// killed in its first turn has one too.
-			s.TranscriptPath = agent.TranscriptPath(ev.Agent, s.ID, h.getenv)
+			if p := agent.TranscriptPath(ev.Agent, s.ID, h.getenv); p != "" {
+				s.TranscriptPath, s.TranscriptRoot = p, h.transcriptRoot(st, ev.Agent, ev.SessionID, p)
+			}
 		}
 		s.LastHookAt = now
 
@@ -310,7 +316,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnStart {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath), Owner: s.Owner, Key: ev.Key,
+				Head: head, TranscriptSize: transcriptSize(s), Owner: s.Owner, Key: ev.Key,
 			}); err != nil {
 				return err
 			}
@@ -318,7 +324,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnEnd {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnEnd, Turn: s.Turns, At: now,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+				Head: head, TranscriptSize: transcriptSize(s),
 			}); err != nil {
 				return err
 			}
@@ -378,13 +384,41 @@ func phaseName(p state.Phase) string {
 	return string(p)
 }
 
-// fileSize is the transcript's size now, or 0 when it can't be read; the
-// checkpoint later slices the transcript by these sizes.
-func fileSize(path string) int64 {
-	if path == "" {
+// transcriptRoot is the directory the agent keeps its transcripts in, from
+// the agent's environment (ours): the one place the sweep will read the
+// session's transcript. Resolved here rather than at the sweep, which runs
+// later and elsewhere (a git hook, a person's shell) without the agent's
+// CLAUDE_CONFIG_DIR or CODEX_HOME. A transcript the payload names outside
+// it is recorded as named, never read, and warned about.
+func (h *hook) transcriptRoot(st *state.Store, agentName, id, path string) string {
+	root := agent.TranscriptRoot(agentName, h.getenv)
+	if _, ok := agent.TranscriptInRoot(root, path); ok {
+		return root
+	}
+	// The agent may name the file through the real path of a symlinked home.
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		if _, ok := agent.TranscriptInRoot(real, path); ok {
+			return real
+		}
+	}
+	st.Logger().Warn("transcript path outside the agent's transcript directory: it will not be read",
+		state.LogKeySession, id, "agent", agentName, "transcript", path, "root", root)
+	return root
+}
+
+// transcriptSize is the transcript's size now, or 0 when it can't be read
+// (see agent.OpenTranscript); the checkpoint later slices the transcript by
+// these sizes.
+func transcriptSize(s *state.Session) int64 {
+	if s.TranscriptPath == "" {
 		return 0
 	}
-	fi, err := os.Stat(path)
+	f, err := agent.OpenTranscript(s.TranscriptRoot, s.TranscriptPath)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return 0
 	}

@@ -144,7 +144,7 @@ func (d *driver) startAgent(r *rand.Rand, slot int, session string, resume bool)
 	d.mu.Unlock()
 	run := &agentRun{
 		seq: seq, slot: slot, session: session,
-		transcript: filepath.Join(d.work, "transcripts", session+".jsonl"),
+		transcript: filepath.Join(d.transcripts, session+".jsonl"),
 		stderrPath: filepath.Join(d.work, "agents", fmt.Sprintf("%05d.stderr", seq)),
 		script:     makeScript(r, seq, resume),
 		done:       make(chan struct{}),
