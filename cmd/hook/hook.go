@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/jsontext"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -186,15 +187,74 @@ func (h *hook) readPayload(rest []string) ([]byte, error) {
 			return nil, errors.New("no payload on stdin")
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(h.stdin, maxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read payload: %w", err)
+	return readValue(h.stdin, payloadWait)
+}
+
+// payloadWait bounds the wait for the payload. Agents write it at once and
+// wait for the hook; one that keeps stdin open after the payload, or never
+// completes it, must not hold itself up for longer.
+const payloadWait = 2 * time.Second
+
+// readValue reads one JSON value from r, and stops at whichever comes
+// first: the end of the value (jsontext.Frame), the end of the stream, or
+// wait. A value over maxPayload is refused, after reading on up to maxDrain
+// so the agent's write completes. The reads run in a goroutine, which is
+// left blocked in a read that never returns: the process exits soon after.
+func readValue(r io.Reader, wait time.Duration) ([]byte, error) {
+	type chunk struct {
+		b   []byte
+		err error
 	}
-	if len(b) > maxPayload {
-		_, _ = io.Copy(io.Discard, io.LimitReader(h.stdin, maxDrain))
-		return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+	chunks, stop := make(chan chunk), make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := r.Read(buf)
+			select {
+			case chunks <- chunk{buf[:n], err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var (
+		data  []byte
+		frame jsontext.Frame
+		seen  int
+	)
+	for {
+		select {
+		case c := <-chunks:
+			seen += len(c.b)
+			end, done := frame.Next(c.b)
+			if seen <= maxPayload {
+				data = append(data, c.b...)
+				if done {
+					return data[:end], nil
+				}
+			}
+			over := seen > maxPayload
+			switch {
+			case over && (done || c.err != nil || seen > maxPayload+maxDrain):
+				return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+			case c.err == io.EOF && !over:
+				return data, nil
+			case c.err != nil && !over:
+				return nil, fmt.Errorf("read payload: %w", c.err)
+			}
+		case <-timer.C:
+			if seen > maxPayload {
+				return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+			}
+			return nil, fmt.Errorf("read payload: no complete payload within %v (%d bytes; stdin still open)", wait, seen)
+		}
 	}
-	return b, nil
 }
 
 // respond prints what the agent's protocol expects on stdout, if anything.
