@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -79,6 +80,31 @@ func (s *Store) Marked(m Mark) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// AnyMarked reports whether some session carries mark m, at the cost of
+// one name read, however many do.
+func (s *Store) AnyMarked(m Mark) (bool, error) {
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for %s marks: %w", m, err)
+	}
+	dir, err := root.Open(string(m))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for %s marks: %w", m, err)
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("look for %s marks: %w", m, err)
+	}
+	return len(names) > 0, nil
 }
 
 // ClearMark removes mark m of session id; a missing mark is fine.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -583,12 +584,29 @@ type Warning struct {
 // List returns the live sessions, sorted by ID. It reads sessions/ only,
 // never ended/, so its cost does not grow with history. A corrupt file is
 // quarantined and reported as a warning; the listing goes on.
-func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive) }
+func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive, 0) }
+
+// ListUpTo is List for a caller that must not pay for a large store (the
+// hook): when sessions/ holds more than max files (a session has its state
+// file and its turn log) it reads none of them and reports over. Its cost
+// is bounded by max, whatever the number of sessions.
+func (s *Store) ListUpTo(max int) (sessions []*Session, over bool, err error) {
+	sessions, _, err = s.list(locLive, max)
+	if errors.Is(err, errOverLimit) {
+		return nil, true, nil
+	}
+	return sessions, false, err
+}
+
+// errOverLimit: a directory holds more files than a bounded list reads.
+var errOverLimit = errors.New("more files than the limit")
 
 // ListEnded returns the ended sessions, sorted by ID.
-func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded) }
+func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded, 0) }
 
-func (s *Store) list(w where) ([]*Session, []Warning, error) {
+// list lists the sessions of home w; with limit > 0, only if w holds at
+// most limit files (else errOverLimit).
+func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 	root, err := s.openRoot(false)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -603,10 +621,17 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
 	}
-	names, err := d.Readdirnames(-1)
+	n := -1
+	if limit > 0 {
+		n = limit + 1
+	}
+	names, err := d.Readdirnames(n)
 	d.Close()
-	if err != nil {
+	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	if limit > 0 && len(names) > limit {
+		return nil, nil, errOverLimit
 	}
 	slices.Sort(names)
 	var (
