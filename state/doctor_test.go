@@ -199,11 +199,11 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-// holdLock starts a child process holding the lock name until stop is
-// called or it is killed.
-func holdLock(t *testing.T, common, name string) (*exec.Cmd, io.Closer) {
+// holdLock starts a child process holding a lock ("hold": the named lock;
+// "hold-session": the session's) until stop is called or it is killed.
+func holdLock(t *testing.T, mode, common, name string) (*exec.Cmd, io.Closer) {
 	t.Helper()
-	holder := child(t, "hold-session", common, name)
+	holder := child(t, mode, common, name)
 	stdin, err := holder.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestLeftovers(t *testing.T) {
 	plant("locks/mine.lock", strconv.Itoa(os.Getpid())+" x y\n", old) // holder still runs: kept
 	plant("locks/new.lock", dead, now)                                // too recent: kept
 	plant("sessions/live.turns.jsonl", "", old)                       // a record, never a leftover
-	_, stopHeld := holdLock(t, common, "held")                        // held right now: kept
+	_, stopHeld := holdLock(t, "hold-session", common, "held")        // held right now: kept
 	held := filepath.Join(dir, "locks", "held.lock")
 	if err := os.Chtimes(held, old, old); err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestLeftovers(t *testing.T) {
 			gone = l
 		}
 	}
-	holder, _ := holdLock(t, common, "gone")
+	holder, _ := holdLock(t, "hold-session", common, "gone")
 	if err := s.RemoveLeftover(gone, now, 0); err == nil || !exists(t, filepath.Join(dir, "locks", "gone.lock")) {
 		t.Fatalf("RemoveLeftover of a held lock = %v", err)
 	}

@@ -756,38 +756,19 @@ func TestLockNamesHolderAndDiesWithIt(t *testing.T) {
 
 	// A session named like a store lock is not blocked by it: the store's
 	// own locks live where no session ID can name a file.
-	holder = child(t, "hold", common, "checkpoints")
-	stdin, _ = holder.StdinPipe()
-	stdout, _ = holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+	_, release := holdLock(t, "hold", common, "checkpoints")
 	if _, err := s.Mutate("checkpoints", func(*Session) error { return nil }); err != nil {
 		t.Errorf("Mutate of session \"checkpoints\" while the checkpoints lock is held = %v", err)
 	}
-	stdin.Close()
-	if err := holder.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	release.Close()
 
 	// A session held elsewhere times out too.
-	holder = child(t, "hold-session", common, "sess")
-	stdin, _ = holder.StdinPipe()
-	stdout, _ = holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+	sessHolder, release := holdLock(t, "hold-session", common, "sess")
 	if _, err := s.Mutate("sess", func(*Session) error { return nil }); !errors.Is(err, ErrLockTimeout) {
 		t.Errorf("Mutate of a locked session = %v", err)
 	}
-	stdin.Close() // the holder unlocks and exits
-	if err := holder.Wait(); err != nil {
+	release.Close() // the holder unlocks and exits
+	if err := sessHolder.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Mutate("sess", func(*Session) error { return nil }); err != nil {
