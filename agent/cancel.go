@@ -3,9 +3,7 @@ package agent
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
-	"syscall"
 
 	"github.com/tetherdev/tether/internal/jsontext"
 )
@@ -18,22 +16,21 @@ const maxCancelScan = 256 << 10
 // byte from (where the running turn started), that the user cancelled the
 // turn. It is for agents that fire no hook on a cancel: Claude Code's TUI
 // fires nothing when Esc stops a turn, but writes "[Request interrupted by
-// user]" into the transcript. It reads at most the last 256 KiB, never
-// blocks on a path that is not a regular file, and says false whenever it
+// user]" into the transcript. It reads at most the last 256 KiB, only of a
+// transcript OpenTranscript opens inside root, and says false whenever it
 // cannot tell: a running turn is then taken as running.
-func TurnCancelled(agentName, path string, from int64) bool {
+func TurnCancelled(agentName, root, path string, from int64) bool {
 	a, found := find(agentName)
 	if !found || a.cancelled == nil || path == "" || from < 0 {
 		return false
 	}
-	// O_NONBLOCK: a FIFO planted at the path must not hang the hook.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := OpenTranscript(root, path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() <= from {
+	if err != nil || fi.Size() <= from {
 		return false
 	}
 	start := max(from, fi.Size()-maxCancelScan)

@@ -45,6 +45,11 @@ func TestTurnCancelled(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The same cancel outside the directory the agent keeps transcripts in.
+	elsewhere := filepath.Join(t.TempDir(), "cancelled.jsonl")
+	if err := os.WriteFile(elsewhere, []byte(ccPromptLine+"\n"+ccCancelLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, agent, path string
 		from              int64
@@ -61,12 +66,13 @@ func TestTurnCancelled(t *testing.T) {
 		{"no such file", "claude-code", filepath.Join(dir, "missing"), 0, false},
 		{"a FIFO never blocks", "claude-code", fifo, 0, false},
 		{"no path", "claude-code", "", 0, false},
+		{"outside the transcript directory", "claude-code", elsewhere, before, false},
 		// Agents that fire a hook on a cancel are not read.
 		{"codex", "codex", cancelled, before, false},
 		{"gemini", "gemini", cancelled, before, false},
 		{"unknown agent", "aider", cancelled, before, false},
 	} {
-		if got := TurnCancelled(tc.agent, tc.path, tc.from); got != tc.want {
+		if got := TurnCancelled(tc.agent, dir, tc.path, tc.from); got != tc.want {
 			t.Errorf("%s: TurnCancelled = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -27,6 +27,11 @@
 //     protocol, and is nil whenever the protocol asks for nothing.
 //   - ResumeCommand and FreshCommand build argv slices (never shell strings)
 //     for the sweep's resume command.
+//   - A transcript is read only where its agent keeps transcripts: one table
+//     (transcriptHomes) says where, per agent, and TranscriptRoot resolves it
+//     from the agent's environment. OpenTranscript opens only a regular file
+//     inside that directory, through os.Root (no symlink leads out) and
+//     without blocking (a FIFO or a device is refused, never waited on).
 //
 // The package imports only the standard library and state, because the hook
 // binary may import nothing heavier.

@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -79,8 +78,8 @@ func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err er
 	}
 	b := r.newBatch()
 	defer b.discard()
-	b.tmpDir = filepath.Join(st.Dir(), "tmp")
-	removeStaleTemps(b.tmpDir, time.Now())
+	b.st = st
+	st.RemoveStaleStaging(tempPrefix, time.Now())
 	var jobs []*job
 	var errs []error
 	seen := map[string]bool{}
@@ -184,7 +183,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash)
 	default:
 		return nil, nil
 	}
-	leaf, err := b.writeCheckpoint(cp, path, sp)
+	leaf, err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp)
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +236,8 @@ func (r *Repo) redactPrompts(turns []Turn) []Turn {
 // as well, so a secret in any other field (a branch or path name) is masked
 // and counted too. Every step is deterministic: a retry writes the same
 // bytes.
-func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, sp span) (plumbing.Hash, error) {
-	entries, err := b.writeTranscript(transcript, sp, &cp.Transcript)
+func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, loc transcriptLoc, sp span) (plumbing.Hash, error) {
+	entries, err := b.writeTranscript(transcript, loc, sp, &cp.Transcript)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

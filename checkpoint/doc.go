@@ -47,7 +47,14 @@
 //     merged into whatever note the commit already has, found at any fanout
 //     depth, so git notes show finds them and git itself carries them
 //     across amend and rebase when notes.rewriteRef names the ref.
-//   - A missing or shortened transcript never blocks condensing: the
+//   - Only the agent's own transcript is read: a regular file inside the
+//     directory the hook recorded as where the agent keeps transcripts
+//     (state.Session.TranscriptRoot), opened by agent.OpenTranscript, never
+//     an arbitrary path a payload names, never a FIFO it would wait on. The
+//     redacted slice is staged through the store's os.Root
+//     (state.Store.StagingFile), so nothing planted in the store leads the
+//     write elsewhere.
+//   - A missing, refused or shortened transcript never blocks condensing: the
 //     checkpoint is still written with the prompts and turn data and records
 //     why the transcript is unavailable. Transcripts are streamed, never read
 //     whole into memory, and large slices are split into several files. The

@@ -115,6 +115,7 @@ func (f *fixture) agent(tb testing.TB, id string) *agent {
 	a.mutate(func(tx *state.Tx) error {
 		s := tx.Session
 		s.Agent, s.Phase, s.StartedAt, s.TranscriptPath = "claude-code", state.PhaseIdle, a.now(), a.transcript
+		s.TranscriptRoot = filepath.Dir(a.transcript) // where this agent keeps transcripts, as the hook records it
 		s.Worktree, s.Branch = f.dir, "main"
 		return nil
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/tetherdev/tether/internal/durable"
+	"github.com/tetherdev/tether/state"
 )
 
 // batch writes the loose objects of one update. Objects go to temporary
@@ -29,9 +30,9 @@ type batch struct {
 	r       *Repo
 	pending map[plumbing.Hash]string // temporary files, by object hash
 	written int                      // loose objects created (the sparse-update tests count them)
-	// tmpDir stages redacted transcript slices (see writeTranscript);
-	// only batches that write checkpoints set it.
-	tmpDir string
+	// st stages redacted transcript slices (see writeTranscript); only
+	// batches that write checkpoints set it.
+	st *state.Store
 }
 
 func (r *Repo) newBatch() *batch {

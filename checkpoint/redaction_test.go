@@ -222,7 +222,7 @@ func TestCondenseLeavesNoStagingFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	past := time.Now().Add(-2 * staleTemp)
+	past := time.Now().Add(-48 * time.Hour) // staging files live for seconds; a day old is a leftover
 	if err := os.Chtimes(old, past, past); err != nil {
 		t.Fatal(err)
 	}
@@ -238,5 +238,30 @@ func TestCondenseLeavesNoStagingFiles(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{tempPrefix + "recent"}) {
 		t.Errorf("staging dir holds %q, want only the recent leftover", names)
+	}
+}
+
+// TestCondenseRedactsPasswords: the issue's passwords, typed into a prompt
+// and run in a tool call, reach no git object.
+func TestCondenseRedactsPasswords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.agent(t, "passwords")
+	a.turnStart("clone https://user:pass@host/org/repo.git and set password=hunter2hunter2")
+	a.write(`{"type":"tool_use","input":{"command":"psql postgres://app:secret@db/prod"}}`)
+	a.turnEnd()
+	res := f.condense(t, "passwords")
+	cp, err := f.repo.Read(res[0].Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (redact.Counts{"url-credentials": 2, "password": 1}); !maps.Equal(cp.Redactions, want) {
+		t.Errorf("redactions %v, want %v", cp.Redactions, want)
+	}
+	objs := allObjects(t, f.dir)
+	for _, s := range []string{"user:pass@", "app:secret@", "hunter2hunter2"} {
+		if strings.Contains(objs, s) {
+			t.Errorf("a git object holds %q", s)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -192,7 +193,7 @@ func (r *Repo) push(remote string, specs []string) ([]PushStatus, error) {
 		if runErr == nil {
 			runErr = errors.New("no status for some refs")
 		}
-		return statuses, fmt.Errorf("git push: %w: %s", runErr, strings.TrimSpace(stderr.String()))
+		return statuses, &GitError{Command: "push", Err: runErr, Stderr: stderr.String()}
 	}
 	return statuses, nil
 }
@@ -203,9 +204,52 @@ func (r *Repo) git(args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+		return "", &GitError{Command: args[0], Err: err, Stderr: stderr.String()}
 	}
 	return stdout.String(), nil
+}
+
+// GitError is a git command of Push or Fetch that failed. Its message is
+// one line, the command and the line of git's that says what went wrong;
+// Stderr keeps all git said (hints, the remote's messages) for the log, or
+// for a person who asks.
+type GitError struct {
+	Command string // git's subcommand: push, fetch, ls-remote
+	Err     error  // how it ended: *exec.ExitError, or what failed to start it
+	Stderr  string
+}
+
+func (e *GitError) Error() string {
+	msg := "git " + e.Command + ": " + e.Err.Error()
+	if line := gitMessage(e.Stderr); line != "" {
+		msg += ": " + line
+	}
+	return msg
+}
+
+func (e *GitError) Unwrap() error { return e.Err }
+
+// gitMessage is the line of git's stderr that says what went wrong: its
+// first "fatal:" or "error:" line, else its first line; control characters
+// (a remote's message may carry any) become spaces.
+func gitMessage(stderr string) string {
+	first := ""
+	for line := range strings.Lines(stderr) {
+		line = strings.TrimSpace(line)
+		if first == "" {
+			first = line
+		}
+		if strings.HasPrefix(line, "fatal:") || strings.HasPrefix(line, "error:") {
+			first = line
+			break
+		}
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, first)
 }
 
 // gitCmd prepares git on the common dir, where the remotes are configured,

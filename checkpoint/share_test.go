@@ -469,11 +469,16 @@ func TestShareNothingAndErrors(t *testing.T) {
 		t.Errorf("fetch = %+v", res)
 	}
 	f := c.clones[0]
-	if _, err := f.repo.Push(f.st, "no-such-remote"); err == nil || !strings.Contains(err.Error(), "no-such-remote") {
-		t.Errorf("push to a missing remote: %v", err)
-	}
-	if _, err := f.repo.Fetch(f.st, "no-such-remote"); err == nil {
-		t.Error("fetch from a missing remote succeeded")
+	// A missing remote: one line that says why, git's whole say kept aside.
+	_, pushErr := f.repo.Push(f.st, "no-such-remote")
+	_, fetchErr := f.repo.Fetch(f.st, "no-such-remote")
+	for _, err := range []error{pushErr, fetchErr} {
+		var ge *GitError
+		if err == nil || !errors.As(err, &ge) || strings.Contains(err.Error(), "\n") ||
+			!strings.Contains(err.Error(), "fatal: 'no-such-remote' does not appear to be a git repository") ||
+			!strings.Contains(ge.Stderr, "Could not read from remote repository") {
+			t.Errorf("a missing remote: %q (%#v); want one line naming it, git's stderr in GitError", err, ge)
+		}
 	}
 	// A server hook that refuses the push: reported, not retried.
 	hook := filepath.Join(c.remote, "hooks", "pre-receive")
@@ -558,5 +563,19 @@ func TestMergeNoteRemoval(t *testing.T) {
 			t.Errorf("clone %d: note on %s = %q", i, own[:8], note)
 		}
 		f.fsck(t)
+	}
+}
+
+func TestGitMessage(t *testing.T) {
+	for _, tc := range []struct{ stderr, want string }{
+		{"fatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n", "fatal: 'x' does not appear to be a git repository"},
+		{"remote: checkpoints are frozen\nerror: failed to push some refs to 'r'\n", "error: failed to push some refs to 'r'"},
+		{"warning: something\n", "warning: something"},
+		{"fatal: remote says \x1b[31mno\x1b[0m\r\n", "fatal: remote says  [31mno [0m"},
+		{"", ""},
+	} {
+		if got := gitMessage(tc.stderr); got != tc.want {
+			t.Errorf("gitMessage(%q) = %q, want %q", tc.stderr, got, tc.want)
+		}
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	agents "github.com/tetherdev/tether/agent" // the name agent is the tests' stand-in
+	"github.com/tetherdev/tether/state"
 )
 
 // chunkName is the file name of the i-th transcript chunk.
@@ -59,13 +59,15 @@ func chunkCuts(r io.ReaderAt, from, to, limit int64) ([]int64, error) {
 
 // writeTranscript stores the slice sp of the transcript at path as one or
 // more blobs and fills in t. A missing or short file is not an error: the
-// checkpoint records the transcript as unavailable and keeps the rest.
+// checkpoint records the transcript as unavailable and keeps the rest. So
+// is one that is not a regular file inside the directory its agent keeps
+// transcripts in (agents.OpenTranscript): it is never read.
 //
 // The whole slice is redacted before it is split, so a secret that would
 // straddle two chunks is still one match: the redacted bytes stream into a
-// temporary file in b.tmpDir, which is then cut into chunks. Memory stays
+// staging file of the store, which is then cut into chunks. Memory stays
 // bounded whatever the size of the slice.
-func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.TreeEntry, error) {
+func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Transcript) ([]object.TreeEntry, error) {
 	*t = Transcript{Path: path, From: sp.from, To: sp.to}
 	unavailable := func(reason string) ([]object.TreeEntry, error) {
 		t.To, t.Bytes, t.Unavailable, t.Reason = t.From, 0, true, reason
@@ -74,20 +76,21 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	if path == "" {
 		return unavailable("no transcript path recorded")
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := agents.OpenTranscript(loc.root, path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return unavailable("transcript file is missing")
-	}
-	if err != nil {
+	case errors.Is(err, agents.ErrTranscriptOutside):
+		return unavailable(fmt.Sprintf("transcript is outside %s, where %s keeps its transcripts: not read", loc.root, loc.agent))
+	case errors.Is(err, agents.ErrTranscriptNotRegular):
+		return unavailable("transcript is not a regular file: not read")
+	case err != nil:
 		return unavailable(fmt.Sprintf("cannot open transcript: %v", err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return unavailable(fmt.Sprintf("cannot stat transcript: %v", err))
-	}
-	if !fi.Mode().IsRegular() {
-		return unavailable("transcript is not a regular file")
 	}
 	size := fi.Size()
 	if sp.toEOF || t.To > size {
@@ -96,7 +99,7 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	if t.From > size {
 		return unavailable(fmt.Sprintf("transcript has %d bytes, fewer than the recorded offset %d", size, t.From))
 	}
-	tmp, err := b.tempFile()
+	tmp, err := b.st.StagingFile(tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
@@ -133,43 +136,27 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	return entries, nil
 }
 
-// tempFile creates the file a redacted slice is staged in. It is unlinked
-// at once where the OS allows it (not Windows), so a crash leaves nothing
-// behind; removeStaleTemps clears what a crash left elsewhere.
-func (b *batch) tempFile() (*os.File, error) {
-	if err := os.MkdirAll(b.tmpDir, 0o700); err != nil {
-		return nil, fmt.Errorf("staging dir: %w", err)
-	}
-	f, err := os.CreateTemp(b.tmpDir, tempPrefix+"*")
-	if err != nil {
-		return nil, fmt.Errorf("staging file: %w", err)
-	}
-	os.Remove(f.Name())
-	return f, nil
+// transcriptLoc is where a session's agent keeps its transcripts: the only
+// directory its transcript is read from.
+type transcriptLoc struct {
+	agent string
+	root  string
 }
 
-// tempPrefix names the staging files of redacted slices.
+// transcriptLocOf is the transcript directory the hook recorded for the
+// session, from the agent's environment. A session recorded before tether
+// recorded it gets the directory this process's environment gives.
+func transcriptLocOf(s *state.Session) transcriptLoc {
+	root := s.TranscriptRoot
+	if root == "" {
+		root = agents.TranscriptRoot(s.Agent, os.Getenv)
+	}
+	return transcriptLoc{agent: s.Agent, root: root}
+}
+
+// tempPrefix names the staging files of redacted slices
+// (state.Store.StagingFile).
 const tempPrefix = "redacted-slice-"
-
-// staleTemp is the age past which a staging file is a crash leftover: no
-// condense holds one for that long.
-const staleTemp = 24 * time.Hour
-
-// removeStaleTemps deletes staging files left by a crash in dir.
-func removeStaleTemps(dir string, now time.Time) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return // nothing staged yet, or unreadable: the next write reports it
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-}
 
 // countingReader counts the bytes read through it.
 type countingReader struct {

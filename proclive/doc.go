@@ -18,8 +18,10 @@
 //   - [ResolveOwner] returns the agent process that runs a hook, or an error:
 //     [ErrNoOwner] when the walk reaches a session root (init, systemd, sshd,
 //     tmux, a terminal), [ErrChainBroken] when an ancestor vanished or its PID
-//     was reused during the walk. It never returns a wrong owner. A daemon
-//     shared by many sessions (Codex's app-server, which outlives every TUI)
+//     was reused during the walk. It never returns a wrong owner: an agent's
+//     hint (CLAUDE_PID) counts only for an ancestor below the session roots
+//     and daemons the walk stops at, so init, or a terminal, is never taken
+//     for one. A daemon shared by many sessions (Codex's app-server, which outlives every TUI)
 //     owns none of them: under one, the owner is the session's client (the
 //     Codex TUI resuming the session by its ID, else the only one working in
 //     the session's directory; Linux only), or [ErrSharedDaemon].

@@ -28,7 +28,9 @@ const maxDepth = 16
 type Hints struct {
 	// AgentPID is the agent's own PID when it exports one to its hooks
 	// (Claude Code: CLAUDE_PID); 0 for none. It is trusted only if it is an
-	// ancestor of From.
+	// ancestor of From below the session roots, where the walk itself would
+	// stop: init (CLAUDE_PID=1) is an ancestor of everything, and never an
+	// owner.
 	AgentPID int
 	// From is where the walk starts: the hook's parent. 0 means os.Getppid().
 	From int
@@ -42,9 +44,9 @@ type Hints struct {
 }
 
 // ResolveOwner finds the process that owns the hook's session: the hinted
-// agent when it is an ancestor, else the first ancestor that is neither a
-// shell running a command, nor a wrapper, nor the hook itself. An
-// interactive shell is an owner with Interactive set.
+// agent when it is an ancestor below the session roots, else the first
+// ancestor that is neither a shell running a command, nor a wrapper, nor
+// the hook itself. An interactive shell is an owner with Interactive set.
 func ResolveOwner(h Hints) (Identity, error) {
 	from := h.From
 	if from == 0 {
@@ -99,8 +101,9 @@ type source struct {
 }
 
 // walk climbs from pid from to the owner. With a hint it first looks for the
-// hinted PID among the verified ancestors and falls back to judging them.
-// self is the progName of the hook's executable. The bool is Interactive.
+// hinted PID among the verified ancestors below the first session root (or
+// shared daemon), and falls back to judging them. self is the progName of the hook's
+// executable. The bool is Interactive.
 func walk(src source, from, hint int, self string) (procInfo, bool, error) {
 	var chain []procInfo // verified: each entry is the live parent of the one before
 	var stop error       // why the climb ended without an answer
@@ -110,8 +113,17 @@ func walk(src source, from, hint int, self string) (procInfo, bool, error) {
 			stop = err
 			continue
 		}
-		if p.pid == hint {
-			return p, false, nil
+		if hint > 0 {
+			// Nothing from where the walk without a hint fails (a session
+			// root, a shared daemon) up is the hook's agent, whatever the
+			// hint says.
+			if done, _, err := settle(src, p, self); done && err != nil {
+				stop = err
+				continue
+			}
+			if p.pid == hint {
+				return p, false, nil
+			}
 		}
 		chain = append(chain, p)
 		if hint <= 0 {

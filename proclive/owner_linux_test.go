@@ -173,6 +173,16 @@ func TestResolveOwnerIgnoresForeignHint(t *testing.T) {
 	h.expectOwner(capture(t, h.pid("node")), "sh")
 }
 
+// TestResolveOwnerRefusesRootHint: CLAUDE_PID=1 names init, an ancestor of
+// every process, which no session root in the walk would let through: the
+// hint is refused and the walk finds the agent.
+func TestResolveOwnerRefusesRootHint(t *testing.T) {
+	h := newHookRun(t)
+	start(t, h.env("CLAUDE_PID=1"), standin(t, "claude"), "standin:agent", "sh", "-c", h.hook()+"; true")
+	h.waitReady()
+	h.expectOwner(capture(t, h.pid("claude")), "sh")
+}
+
 func TestResolveOwnerInteractiveShell(t *testing.T) {
 	h := newHookRun(t)
 	r := start(t, h.env("HOME="+h.dir), "bash", "--norc", "--noprofile", "-i")

@@ -88,7 +88,11 @@ func TestWalk(t *testing.T) {
 
 		{"hint is an ancestor above another owner", tree(initProc, sshd, login, claude, node, shUnderNode), 910, 900, 900, false, nil},
 		{"hint is the start", tree(initProc, sshd, login, claude, sh), 900, 900, 900, false, nil},
-		{"hint is init", tree(initProc, fp(910, 1, 40, "sh", "sh", "-c", "x")), 910, 1, 1, false, nil},
+		{"hint is init (CLAUDE_PID=1)", tree(initProc, fp(910, 1, 40, "sh", "sh", "-c", "x")), 910, 1, 0, false, ErrNoOwner},
+		{"hint is init, an agent below", tree(initProc, fp(900, 1, 30, "claude", "claude"), fp(910, 900, 40, "sh", "sh", "-c", "x")), 910, 1, 900, false, nil},
+		{"hint is a session root", tree(initProc, sshd, login, claude, sh), 910, 700, 900, false, nil},
+		{"hint above a session root", tree(fp(1, 0, 1, "systemd", "/sbin/init"), fp(500, 1, 5, "claude", "claude"),
+			fp(600, 500, 6, "tmux", "tmux: server"), fp(910, 600, 40, "sh", "sh", "-c", "x")), 910, 500, 0, false, ErrNoOwner},
 		{"hint not an ancestor", tree(initProc, sshd, login, claude, node, shUnderNode), 910, 4321, 905, false, nil},
 		{"hint not an ancestor, root", tree(initProc, fp(910, 1, 40, "sh", "sh", "-c", "x")), 910, 4321, 0, false, ErrNoOwner},
 		{"hint beyond a broken link, owner below it", tree(claude, sh), 910, 4321, 900, false, nil},

@@ -32,7 +32,8 @@ type keyKind int
 
 const (
 	keyNone      keyKind = iota
-	keySecret            // password, token, api_key, client_secret, ...
+	keySecret            // token, api_key, client_secret, password_salt, ...
+	keyPassword          // password, DB_PASSWORD, adminPasswd, --pass: the last word says so
 	keyAWSSecret         // aws_secret_access_key, SecretAccessKey
 )
 
@@ -105,14 +106,40 @@ func classifyKey(key []byte) keyKind {
 	if kind == keySecret && (bytes.Contains(buf[:n], []byte("secretaccesskey")) || bytes.Contains(buf[:n], []byte("awssecret"))) {
 		return keyAWSSecret
 	}
+	if passwordWord(prev) {
+		return keyPassword
+	}
 	return kind
+}
+
+// passwordWord reports whether a name whose last word is word names a
+// password: DB_PASSWORD, PGPASSWORD, adminPasswd, --pass, MYSQL_PWD.
+func passwordWord(word []byte) bool {
+	if len(word) < 3 {
+		return false
+	}
+	switch word[len(word)-1] {
+	case 'd', 'e', 's': // the last letters of the words below; most names end otherwise
+	default:
+		return false
+	}
+	switch string(word) {
+	case "pass", "pwd":
+		return true
+	}
+	for _, w := range []string{"password", "passwd", "passphrase"} {
+		if bytes.HasSuffix(word, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // secretWord reports whether a word of a name, after the word prev, makes
 // the name a secret's.
 func secretWord(word, prev []byte) bool {
 	switch string(word) {
-	case "password", "passwd", "passphrase", "pass", "secret", "secrets", "token",
+	case "password", "passwd", "passphrase", "pass", "pwd", "secret", "secrets", "token",
 		"apikey", "accesskey", "secretkey", "privatekey", "authorization", "auth",
 		"credential", "credentials", "pat", "secretaccesskey", "awssecretkey":
 		return true
@@ -185,6 +212,30 @@ func decodeValue(w []byte, j int, dec []byte) (_ []byte, end int, ok bool) {
 	return dec, j, true
 }
 
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+// decodeQuoted decodes the value starting at w[j], just after the opening
+// quote q, up to the closing one (plain or escaped), into dec, and returns
+// it with the raw end. A backslash in the value ends it too, so a
+// redaction never takes part of a deeper level of escaping. ok is false
+// for a value longer than maxValueLen, or one with a character that is
+// neither a value's nor a space (a marker, a line break, markup).
+func decodeQuoted(w []byte, j int, q byte, dec []byte) (_ []byte, end int, ok bool) {
+	dec = dec[:0]
+	for j < len(w) {
+		c, n := decodeAt(w, j)
+		switch {
+		case c == q || c == '\\':
+			return dec, j, true
+		case !valueChar[c] && c != ' ' || len(dec) == maxValueLen:
+			return dec, j, false
+		}
+		dec = append(dec, c)
+		j += n
+	}
+	return dec, j, false
+}
+
 // judge decides which rule, if any, redacts value v assigned to a name of
 // kind k. It returns -1 for no rule.
 func judge(k keyKind, v []byte) int {
@@ -193,6 +244,9 @@ func judge(k keyKind, v []byte) int {
 	}
 	if looksSecret(v) {
 		return ruleGeneric
+	}
+	if k == keyPassword && looksPassword(v) {
+		return rulePassword // guessable, or it would be a generic secret
 	}
 	return -1
 }
@@ -214,6 +268,71 @@ func looksSecret(v []byte) bool {
 		return false
 	}
 	return entropy(v) >= minEntropy
+}
+
+// minPasswordLen is the shortest value the password rule redacts.
+const minPasswordLen = 6
+
+// looksPassword reports whether a value assigned to a password's name is a
+// password, however guessable (hunter2hunter2): anything but a reference
+// ($VAR, %VAR%, a URL), a mask (****), a path, a YAML tag (!vault) or a
+// name (string, None, getpass, process.env.DB_PASSWORD), which code
+// assigns to passwords as often as people type them. So a password of
+// letters alone (correcthorse) is kept: the price of not redacting every
+// `password: string`.
+func looksPassword(v []byte) bool {
+	if len(v) < minPasswordLen || len(v) > maxValueLen {
+		return false
+	}
+	switch v[0] {
+	case '$', '%', '*', '/', '~', '.', '!':
+		return false
+	}
+	return !bytes.Contains(v, []byte("://")) && !isIdentifier(v)
+}
+
+// maxUserinfo bounds the user:password part of a URL, in raw bytes.
+const maxUserinfo = 512
+
+// urlCredentials finds the user:password of a URL whose "://" starts at
+// the ':' at w[i] (slashes plain or JSON-escaped) and returns its raw span,
+// up to the '@'. Both are redacted: a token is as often the user
+// (https://ghp_...@github.com) as the password. A URL without a password,
+// with a variable for one ($TOKEN), or a mask (****) has none.
+func urlCredentials(w []byte, i int) (start, end int, ok bool) {
+	j := i + 1
+	for range 2 {
+		if j >= len(w) {
+			return 0, 0, false
+		}
+		c, n := decodeAt(w, j)
+		if c != '/' {
+			return 0, 0, false
+		}
+		j += n
+	}
+	start = j
+	pass, masked := -1, true // where the password starts; whether it is all '*'
+	for j < len(w) && j-start <= maxUserinfo {
+		c, n := decodeAt(w, j)
+		switch {
+		case c == '@':
+			if pass < 0 || pass == j || w[pass] == '$' || masked {
+				return 0, 0, false
+			}
+			return start, j, true
+		case c == ':':
+			if pass < 0 {
+				pass = j + n
+			}
+		case !userinfo[c]:
+			return 0, 0, false
+		case pass >= 0 && c != '*':
+			masked = false
+		}
+		j += n
+	}
+	return 0, 0, false
 }
 
 // all reports whether every byte of b is in cs.

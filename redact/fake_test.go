@@ -49,7 +49,7 @@ type fake struct {
 }
 
 // fakeKinds is the number of kinds fakeSecret can build.
-const fakeKinds = 27
+const fakeKinds = 31
 
 // fakeSecret builds a fake secret of the given kind (taken modulo
 // fakeKinds).
@@ -109,9 +109,26 @@ func fakeSecret(rng *rand.Rand, kind int) fake {
 		return assign("generic-secret", "Authorization: Bearer ", randFrom(rng, base64URL, 40))
 	case 25:
 		return assign("generic-secret", "apiKey := \"", randFrom(rng, alphaNum, 40))
-	default:
+	case 26:
 		return assign("generic-secret", "https://example.com/cb?access_token=", randFrom(rng, base64URL, 30))
+	case 27:
+		pass := guessable(rng)
+		return fake{"url-credentials", "git clone https://deploy:" + pass + "@git.example.com/org/repo.git", pass}
+	case 28:
+		pass := randFrom(rng, alphaNum+"-._~", 16)
+		return fake{"url-credentials", "DATABASE_URL=postgres://app:" + pass + "@db.internal:5432/prod", pass}
+	case 29:
+		return assign("password", "DB_PASSWORD=", guessable(rng))
+	default:
+		return assign("password", `"adminPassword": "`, guessable(rng))
 	}
+}
+
+// guessable builds a password of the kind people choose: a word, a number,
+// maybe a symbol. Its entropy is too low for the generic rule.
+func guessable(rng *rand.Rand) string {
+	word := []string{"summer", "Dragon", "monkey", "Hunter", "letmein"}[rng.IntN(5)]
+	return word + []string{"", "!", "."}[rng.IntN(3)] + randFrom(rng, digits, 4)
 }
 
 // fakeJWT builds a signed-looking JWT.

@@ -166,7 +166,11 @@ func TestNegatives(t *testing.T) {
 		{"paths", `{"file_path":"/home/dev/project/src/main.go","token_file":"./secrets/token.txt","password_file":"~/.config/app/pass"}`},
 		{"relative path", "token = src/redact/redact_test.go"},
 		{"tokenizer", `tokenizer: bert-base-uncased-v2x, max_tokens: 4096, "input_tokens": 12345, tokenizer_path=models/tok`},
-		{"words", "password: changeme\nsecret: my-app-secret\npassword=hunter2hunter2hunter2\ntoken: this-is-my-secret-value"},
+		{"words", "password: changeme\nsecret: my-app-secret\ntoken: this-is-my-secret-value"},
+		{"code assigning passwords", "password: string;\npassword = None\npassword := r.FormValue(\"password\")\npassword=getpass.getpass()\nPWD=/home/dev/project\npassword: !vault |"},
+		{"quoted non-passwords", "password: \"string\"\npassword: '${DB_PASSWORD}'\nPASSWORD=\"\"\npassword: \"********\""},
+		{"password references", "password: ${DB_PASSWORD}\nDB_PASSWORD=$(cat /run/secrets/db)\npassword: \"********\"\npassword=https://vault.internal/v1/db\npassword_length=128"},
+		{"urls without credentials", "ssh://git@github.com/org/repo.git https://user@host/x https://host:8080/a@b postgres://app:$DB_PASS@db/x https://u:****@host/ ftp://anonymous:@ftp.example.com/ http://[::1]:80/"},
 		{"placeholders", "API_KEY=${OPENAI_API_KEY}\nGITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}\npassword=********************\napi_key=%API_KEY_FROM_ENV%"},
 		{"identifiers", "api_key = process.env.OPENAI_API_KEY\ntoken := os.Getenv(\"GITHUB_TOKEN\")\nsecret=your-secret-key-here"},
 		{"timestamps", `{"token_expires_at":"2025-11-21T10:43:00.123Z","token_id":1234567890123456789}`},
@@ -541,5 +545,39 @@ func TestRandomValuesOfTwentyFourCharsAreSecrets(t *testing.T) {
 		if !looksSecret([]byte(v)) {
 			t.Fatalf("random value %q (%.2f bits) not judged a secret", v, entropy([]byte(v)))
 		}
+	}
+}
+
+// TestPasswordsAndURLCredentials: the issue's cases, exactly. A URL's
+// user:password goes whole, the host and path stay; a password goes
+// however guessable.
+func TestPasswordsAndURLCredentials(t *testing.T) {
+	r := New()
+	for _, tt := range []struct{ in, want string }{
+		{"https://user:pass@host/org/repo.git", "https://[REDACTED:url-credentials]@host/org/repo.git"},
+		{"postgres://app:secret@db/prod", "postgres://[REDACTED:url-credentials]@db/prod"},
+		{"password=hunter2hunter2", "password=[REDACTED:password]"},
+		{`{"cmd":"git push https:\/\/bot:s3cr3t-pw@git.example.com\/x"}`, `{"cmd":"git push https:\/\/[REDACTED:url-credentials]@git.example.com\/x"}`},
+		{"mysql://root:p%40ss:word@127.0.0.1:3306/db", "mysql://[REDACTED:url-credentials]@127.0.0.1:3306/db"},
+		{"redis://:Zx81kq@cache:6379", "redis://[REDACTED:url-credentials]@cache:6379"},
+		{"export PGPASSWORD='Summer2024!'", "export PGPASSWORD='[REDACTED:password]'"},
+		{`{"password": "123456"}`, `{"password": "[REDACTED:password]"}`},
+		{"--password=hunter2", "--password=[REDACTED:password]"},
+		{`DB_PASSWORD: "correct horse battery staple"`, `DB_PASSWORD: "[REDACTED:password]"`},
+		{`{"content":"{\"password\": \"correct horse battery staple\"}"}`, `{"content":"{\"password\": \"[REDACTED:password]\"}"}`},
+		{`{"c":"{\"k\":\"{\\\"pass\\\":\\\"open sesame\\\"}\"}"}`, `{"c":"{\"k\":\"{\\\"pass\\\":\\\"[REDACTED:password]\\\"}\"}"}`},
+	} {
+		out, counts := r.String(tt.in)
+		if out != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, out, tt.want)
+		}
+		if len(counts) != 1 {
+			t.Errorf("String(%q) counts %v, want one redaction", tt.in, counts)
+		}
+	}
+	// A token in the user part is named by its own rule.
+	tok := "ghp_" + randFrom(rand.New(rand.NewPCG(9, 9)), alphaNum, 36)
+	if out, counts := r.String("https://" + tok + ":x-oauth-basic@github.com/o/r"); out != "https://[REDACTED:github-token]@github.com/o/r" || counts["github-token"] != 1 {
+		t.Errorf("token as the URL's user: %q, %v", out, counts)
 	}
 }

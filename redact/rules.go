@@ -19,6 +19,8 @@ const (
 	ruleAWSSecret
 	ruleSlack
 	ruleStripe
+	ruleURLCredentials
+	rulePassword
 	ruleGeneric
 	numRules
 )
@@ -26,21 +28,23 @@ const (
 // ruleNames are the keys of Counts and the names inside markers. They are
 // stable: checkpoints record them.
 var ruleNames = [numRules]string{
-	rulePrivateKey:  "private-key",
-	ruleJWT:         "jwt",
-	ruleAnthropic:   "anthropic-key",
-	ruleOpenAI:      "openai-key",
-	ruleGoogle:      "google-api-key",
-	ruleHuggingFace: "huggingface-token",
-	ruleGroq:        "groq-key",
-	ruleXAI:         "xai-key",
-	ruleGitHub:      "github-token",
-	ruleGitLab:      "gitlab-token",
-	ruleAWSKeyID:    "aws-access-key-id",
-	ruleAWSSecret:   "aws-secret-access-key",
-	ruleSlack:       "slack-token",
-	ruleStripe:      "stripe-key",
-	ruleGeneric:     "generic-secret",
+	rulePrivateKey:     "private-key",
+	ruleJWT:            "jwt",
+	ruleAnthropic:      "anthropic-key",
+	ruleOpenAI:         "openai-key",
+	ruleGoogle:         "google-api-key",
+	ruleHuggingFace:    "huggingface-token",
+	ruleGroq:           "groq-key",
+	ruleXAI:            "xai-key",
+	ruleGitHub:         "github-token",
+	ruleGitLab:         "gitlab-token",
+	ruleAWSKeyID:       "aws-access-key-id",
+	ruleAWSSecret:      "aws-secret-access-key",
+	ruleSlack:          "slack-token",
+	ruleStripe:         "stripe-key",
+	ruleURLCredentials: "url-credentials", // scheme://user:password@host
+	rulePassword:       "password",        // assigned to a password's name, however guessable
+	ruleGeneric:        "generic-secret",
 }
 
 // charset is a byte-membership table.
@@ -74,6 +78,7 @@ var (
 	awsSecretCS = newCharset("A-Za-z0-9/+")               // AWS secret access keys (decoded)
 	pemLabel    = newCharset("A-Z0-9 ")                   // RSA, EC, OPENSSH, ENCRYPTED, PGP ...
 	identChar   = newCharset("A-Za-z0-9_.-")              // names on the left of '=' or ':'
+	userinfo    = newCharset("A-Za-z0-9._~%!$&'()*+,;=-") // a URL's user or password (RFC 3986), decoded
 	valueChar   = newCharset("A-Za-z0-9!#$%*+./:=?@^_~-") // decoded characters of an assigned value
 	// pemBody holds the raw characters of a PEM body as it appears in plain
 	// text or in a JSON string: base64, whitespace, escapes (\n, \/, \u002b,

@@ -121,9 +121,17 @@ func (s *scanner) token(i int) {
 }
 
 // assignment judges the value after the operator at b[i] when the name
-// before it names a secret.
+// before it names a secret, and the credentials of a URL whose "://" starts
+// there.
 func (s *scanner) assignment(i int) {
 	b := s.buf
+	w := b[:min(len(b), i+lookahead)]
+	if b[i] == ':' && i+1 < len(w) && (w[i+1] == '/' || w[i+1] == '\\') {
+		if start, end, ok := urlCredentials(w, i); ok {
+			s.add(span{start, end, ruleURLCredentials})
+			return
+		}
+	}
 	key := keyBefore(b, max(0, i-lookback), i)
 	if key == nil {
 		return
@@ -132,9 +140,19 @@ func (s *scanner) assignment(i int) {
 	if kind == keyNone {
 		return
 	}
-	w := b[:min(len(b), i+lookahead)]
 	j := valueStart(w, i)
-	dec, end, ok := decodeValue(w, j, s.dec)
+	var (
+		dec []byte
+		end int
+		ok  bool
+	)
+	if kind == keyPassword && j > 0 && isQuote(w[j-1]) {
+		// A quoted password may hold spaces: a passphrase.
+		dec, end, ok = decodeQuoted(w, j, w[j-1], s.dec)
+	}
+	if !ok {
+		dec, end, ok = decodeValue(w, j, s.dec)
+	}
 	s.dec = dec
 	if !ok {
 		return

@@ -27,7 +27,10 @@ echo "# demo" > README.md && git add README.md && git commit -qm "initial commit
 run tether-sweep install --agent claude-code
 
 session=5e551011-dead-4bad-beef-000000000001
-transcript="$work/transcript.jsonl"
+# The stand-in keeps its transcript where Claude Code does, under
+# $CLAUDE_CONFIG_DIR/projects: tether reads transcripts only there.
+export CLAUDE_CONFIG_DIR="$work/claude"
+transcript="$CLAUDE_CONFIG_DIR/projects/demo/$session.jsonl"
 # exec: in the background, the agent's PID must be the agent itself, not a subshell.
 agent() { exec claude --hook "$work/bin/tether-hook claude-code" --session "$session" --transcript "$transcript" "$@"; }
 

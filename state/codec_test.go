@@ -360,7 +360,7 @@ func (g *gen) session() *Session {
 	s := &Session{
 		Version: int(g.int64() % 3), ID: g.str(), Incarnation: g.str(), Agent: g.str(), Phase: Phase(g.str()), Worktree: g.str(), Branch: g.str(),
 		StartedAt: g.time(), UpdatedAt: g.time(), LastTurnStartedAt: g.time(), LastTurnEndedAt: g.time(), LastHookAt: g.time(),
-		Turns: int(g.int64()), LastPrompt: g.str(), TranscriptPath: g.str(), Resumable: g.byte()%2 == 0, ResumableReason: g.str(),
+		Turns: int(g.int64()), LastPrompt: g.str(), TranscriptPath: g.str(), TranscriptRoot: g.str(), Resumable: g.byte()%2 == 0, ResumableReason: g.str(),
 		EndedAt: g.time(), EndReason: g.str(), EndNote: g.str(), Interrupted: g.byte()%2 == 0,
 		TurnLogSize: g.int64(), Condensed: g.int64(), CondensedTurns: int(g.int64()), LastError: g.str(),
 	}

@@ -23,7 +23,9 @@
 //   - Ended sessions live in ended/ and cost nothing to List: it reads only
 //     sessions/.
 //   - Session IDs are validated and every path is opened through os.Root, so
-//     no ID or symlink leads outside the store.
+//     no ID or symlink leads outside the store: the staging files other
+//     packages write (StagingFile) too. The store's own locks (Lock) live in
+//     locks/store/, where no session ID can name a file.
 //   - Corrupt files are moved to quarantine/ with a reason, never deleted.
 //     A quarantined state file takes its session's turn log along, so a
 //     record created afresh under the same ID never replays turns that were

@@ -232,12 +232,12 @@ const stagingDir = "tmp"
 //   - temp files: sessions/ and ended/ "<id>.json.tmp" (state writes are
 //     over in milliseconds, under the session lock) and files in tmp/;
 //   - lock files in locks/ that no one holds, whose recorded holder has
-//     exited, and that belong to no session, live or ended. keepLocks names
-//     the locks taken with Lock, which belong to no session by nature.
+//     exited, and that belong to no session, live or ended. The locks taken
+//     with Lock live in a directory of their own and are never leftovers.
 //
 // A lock file of a session is not a leftover: it is reused by the
 // session's next write, and Remove deletes it with the session.
-func (s *Store) Leftovers(now time.Time, minAge time.Duration, keepLocks ...string) ([]Leftover, error) {
+func (s *Store) Leftovers(now time.Time, minAge time.Duration) ([]Leftover, error) {
 	root, err := s.openRoot(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -252,7 +252,7 @@ func (s *Store) Leftovers(now time.Time, minAge time.Duration, keepLocks ...stri
 			return out, fmt.Errorf("find leftovers: %w", err)
 		}
 		for _, name := range names {
-			l, ok, err := s.examine(root, path.Join(dir, name), now, minAge, keepLocks, false)
+			l, ok, err := s.examine(root, path.Join(dir, name), now, minAge, false)
 			if err != nil {
 				return out, fmt.Errorf("find leftovers: %w", err)
 			}
@@ -266,12 +266,12 @@ func (s *Store) Leftovers(now time.Time, minAge time.Duration, keepLocks ...stri
 
 // RemoveLeftover removes a file Leftovers found, after checking again,
 // under the lock that guards it, that it still is one.
-func (s *Store) RemoveLeftover(l Leftover, now time.Time, minAge time.Duration, keepLocks ...string) error {
+func (s *Store) RemoveLeftover(l Leftover, now time.Time, minAge time.Duration) error {
 	root, err := s.openRoot(false)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", l.Path, err)
 	}
-	_, ok, err := s.examine(root, l.Path, now, minAge, keepLocks, true)
+	_, ok, err := s.examine(root, l.Path, now, minAge, true)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", l.Path, err)
 	}
@@ -283,7 +283,7 @@ func (s *Store) RemoveLeftover(l Leftover, now time.Time, minAge time.Duration, 
 
 // examine decides whether the store file rel is a leftover and, with
 // remove, deletes it while holding whatever lock makes that safe.
-func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Duration, keepLocks []string, remove bool) (Leftover, bool, error) {
+func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Duration, remove bool) (Leftover, bool, error) {
 	dir, name := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
 	fi, err := root.Lstat(filepath.FromSlash(rel))
@@ -313,7 +313,7 @@ func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Du
 		}
 		// Writers make this file under the session lock: holding it, the
 		// file is nobody's.
-		lk, err := s.acquire(root, id)
+		lk, err := s.acquire(root, sessionLockPath(id), id)
 		if err != nil {
 			return Leftover{}, false, err
 		}
@@ -329,7 +329,7 @@ func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Du
 		}
 		return l, true, nil
 	case "locks":
-		return s.examineLock(root, rel, name, l, keepLocks, remove)
+		return s.examineLock(root, rel, name, l, remove)
 	}
 	return Leftover{}, false, nil
 }
@@ -337,9 +337,9 @@ func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Du
 // examineLock decides about a lock file. Taking the lock without waiting
 // proves no one holds it; deleting it while held is what Remove does, and
 // acquire notices and starts over on a fresh file.
-func (s *Store) examineLock(root *os.Root, rel, name string, l Leftover, keepLocks []string, remove bool) (Leftover, bool, error) {
+func (s *Store) examineLock(root *os.Root, rel, name string, l Leftover, remove bool) (Leftover, bool, error) {
 	lockName, ok := strings.CutSuffix(name, ".lock")
-	if !ok || slices.Contains(keepLocks, lockName) {
+	if !ok {
 		return Leftover{}, false, nil
 	}
 	if ValidateID(lockName) == nil {

@@ -199,11 +199,11 @@ func deadPID(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-// holdLock starts a child process holding the lock name until stop is
-// called or it is killed.
-func holdLock(t *testing.T, common, name string) (*exec.Cmd, io.Closer) {
+// holdLock starts a child process holding a lock ("hold": the named lock;
+// "hold-session": the session's) until stop is called or it is killed.
+func holdLock(t *testing.T, mode, common, name string) (*exec.Cmd, io.Closer) {
 	t.Helper()
-	holder := child(t, "hold", common, name)
+	holder := child(t, mode, common, name)
 	stdin, err := holder.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -251,17 +251,18 @@ func TestLeftovers(t *testing.T) {
 	plant("locks/anon.lock", "", old)                                 // no holder recorded: leftover
 	plant("locks/live.lock", dead, old)                               // its session lives: kept
 	plant("locks/done.lock", dead, old)                               // its session ended but exists: kept
-	plant("locks/checkpoints.lock", dead, old)                        // a named lock: kept
+	plant("locks/checkpoints.lock", dead, old)                        // no session: leftover
+	plant("locks/store/checkpoints.lock", dead, old)                  // a named lock: kept
 	plant("locks/mine.lock", strconv.Itoa(os.Getpid())+" x y\n", old) // holder still runs: kept
 	plant("locks/new.lock", dead, now)                                // too recent: kept
 	plant("sessions/live.turns.jsonl", "", old)                       // a record, never a leftover
-	_, stopHeld := holdLock(t, common, "held")                        // held right now: kept
+	_, stopHeld := holdLock(t, "hold-session", common, "held")        // held right now: kept
 	held := filepath.Join(dir, "locks", "held.lock")
 	if err := os.Chtimes(held, old, old); err != nil {
 		t.Fatal(err)
 	}
 
-	got, err := s.Leftovers(now, minAge, "checkpoints")
+	got, err := s.Leftovers(now, minAge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +278,7 @@ func TestLeftovers(t *testing.T) {
 		"ended/done.json.tmp temp",
 		"tmp/redacted-slice-123 temp",
 		"locks/anon.lock lock",
+		"locks/checkpoints.lock lock",
 		"locks/gone.lock lock",
 	}
 	if !slices.Equal(paths, want) {
@@ -290,8 +292,8 @@ func TestLeftovers(t *testing.T) {
 			gone = l
 		}
 	}
-	holder, _ := holdLock(t, common, "gone")
-	if err := s.RemoveLeftover(gone, now, 0, "checkpoints"); err == nil || !exists(t, filepath.Join(dir, "locks", "gone.lock")) {
+	holder, _ := holdLock(t, "hold-session", common, "gone")
+	if err := s.RemoveLeftover(gone, now, 0); err == nil || !exists(t, filepath.Join(dir, "locks", "gone.lock")) {
 		t.Fatalf("RemoveLeftover of a held lock = %v", err)
 	}
 	// kill -9 frees it, and its holder is dead: a leftover again.
@@ -301,17 +303,17 @@ func TestLeftovers(t *testing.T) {
 	holder.Wait()
 
 	for _, l := range got {
-		if err := s.RemoveLeftover(l, now, minAge-time.Hour, "checkpoints"); err != nil {
+		if err := s.RemoveLeftover(l, now, minAge-time.Hour); err != nil {
 			t.Errorf("RemoveLeftover(%s): %v", l.Path, err)
 		}
 		if exists(t, filepath.Join(dir, filepath.FromSlash(l.Path))) {
 			t.Errorf("%s still exists", l.Path)
 		}
 	}
-	if got, err := s.Leftovers(now, minAge, "checkpoints"); err != nil || len(got) != 0 {
+	if got, err := s.Leftovers(now, minAge); err != nil || len(got) != 0 {
 		t.Errorf("Leftovers after removal = %+v, %v", got, err)
 	}
-	for _, rel := range []string{"sessions/live.json", "ended/done.json", "sessions/live.turns.jsonl", "sessions/fresh.json.tmp", "locks/live.lock", "locks/checkpoints.lock", "locks/mine.lock", "locks/new.lock"} {
+	for _, rel := range []string{"sessions/live.json", "ended/done.json", "sessions/live.turns.jsonl", "sessions/fresh.json.tmp", "locks/live.lock", "locks/store/checkpoints.lock", "locks/mine.lock", "locks/new.lock"} {
 		if !exists(t, filepath.Join(dir, filepath.FromSlash(rel))) {
 			t.Errorf("%s was removed", rel)
 		}
@@ -324,7 +326,7 @@ func TestLeftovers(t *testing.T) {
 	stopHeld.Close()
 	waitGone := func() bool {
 		for range 200 {
-			l, err := s.Leftovers(time.Now(), 0, "checkpoints")
+			l, err := s.Leftovers(time.Now(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,8 +12,14 @@ import (
 	"time"
 )
 
-// Lock takes the named lock locks/<name>.lock (e.g. "checkpoints"), with
-// the same bounded wait as session locks. Names follow ValidateID.
+// namedLocks is the directory of the locks taken by name (Lock): the
+// store's own, guarding what no single session owns. A session's lock is
+// locks/<id>.lock, a file, so no session ID can name one of these, whatever
+// the agent calls its session ("checkpoints" included).
+var namedLocks = filepath.Join("locks", "store")
+
+// Lock takes the named lock locks/store/<name>.lock (e.g. "checkpoints"),
+// with the same bounded wait as session locks. Names follow ValidateID.
 func (s *Store) Lock(name string) (unlock func() error, err error) {
 	if err := ValidateID(name); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
@@ -22,12 +28,20 @@ func (s *Store) Lock(name string) (unlock func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
-	lk, err := s.acquire(root, name)
+	lk, err := s.acquire(root, namedLockPath(name), name)
 	if err != nil {
 		return nil, err
 	}
 	return lk.release, nil
 }
+
+// LockFile is the file of the named lock Lock takes (for tools that watch
+// who holds it).
+func (s *Store) LockFile(name string) string { return filepath.Join(s.dir, namedLockPath(name)) }
+
+func namedLockPath(name string) string { return filepath.Join(namedLocks, name+".lock") }
+
+func sessionLockPath(id string) string { return filepath.Join("locks", id+".lock") }
 
 // heldLock is an acquired lock file.
 type heldLock struct {
@@ -51,12 +65,11 @@ func (l *heldLock) remove() {
 	_ = l.root.Remove(l.rel)
 }
 
-// acquire takes locks/<name>.lock, waiting at most Options.LockWait. The
-// file is never renamed, so the lock is stable; but Remove may unlink it,
-// which is why the winner checks that the file it locked is still the one
-// at the path, and starts over if not.
-func (s *Store) acquire(root *os.Root, name string) (*heldLock, error) {
-	rel := filepath.Join("locks", name+".lock")
+// acquire takes the lock file rel (named name in errors), waiting at most
+// Options.LockWait. The file is never renamed, so the lock is stable; but
+// Remove may unlink it, which is why the winner checks that the file it
+// locked is still the one at the path, and starts over if not.
+func (s *Store) acquire(root *os.Root, rel, name string) (*heldLock, error) {
 	deadline := time.Now().Add(s.opts.LockWait)
 	for {
 		f, err := s.openFile(root, rel, os.O_RDWR|os.O_CREATE)

@@ -78,6 +78,15 @@ func runChild(mode string) error {
 		fmt.Println("locked")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return unlock()
+	case "hold-session":
+		// The same with the lock of session CHILD_ID, as a writer stuck
+		// inside its transaction holds it.
+		_, err := s.MutateTx(id, func(*Tx) error {
+			fmt.Println("locked")
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			return ErrNoChange
+		})
+		return err
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }

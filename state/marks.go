@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -53,22 +54,7 @@ func (s *Store) setMark(root *os.Root, m Mark, id string) error {
 
 // Marked lists the sessions carrying mark m.
 func (s *Store) Marked(m Mark) ([]string, error) {
-	root, err := s.openRoot(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list %s marks: %w", m, err)
-	}
-	dir, err := root.Open(string(m))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list %s marks: %w", m, err)
-	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
+	names, err := s.markNames(m, -1)
 	if err != nil {
 		return nil, fmt.Errorf("list %s marks: %w", m, err)
 	}
@@ -79,6 +65,41 @@ func (s *Store) Marked(m Mark) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// AnyMarked reports whether some session carries mark m, at the cost of
+// one name read, however many do.
+func (s *Store) AnyMarked(m Mark) (bool, error) {
+	names, err := s.markNames(m, 1)
+	if err != nil {
+		return false, fmt.Errorf("look for %s marks: %w", m, err)
+	}
+	return len(names) > 0, nil
+}
+
+// markNames reads up to n names (all for n < 0) of mark m's directory;
+// none when it does not exist.
+func (s *Store) markNames(m Mark, n int) ([]string, error) {
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir, err := root.Open(string(m))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(n)
+	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
+		return nil, err
+	}
+	return names, nil
 }
 
 // ClearMark removes mark m of session id; a missing mark is fine.

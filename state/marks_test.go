@@ -15,10 +15,19 @@ func TestMarks(t *testing.T) {
 	if ids, err := st.Marked(MarkUnlinked); err != nil || len(ids) != 0 {
 		t.Fatalf("fresh store: %v, %v", ids, err)
 	}
+	if marked, err := st.AnyMarked(MarkUnlinked); err != nil || marked {
+		t.Fatalf("AnyMarked of a fresh store = %v, %v", marked, err)
+	}
 	for _, id := range []string{"b", "a", "a"} {
 		if err := st.SetMark(MarkUnlinked, id); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if marked, err := st.AnyMarked(MarkUnlinked); err != nil || !marked {
+		t.Fatalf("AnyMarked = %v, %v", marked, err)
+	}
+	if marked, err := st.AnyMarked(MarkCondense); err != nil || marked {
+		t.Fatalf("AnyMarked of another kind = %v, %v", marked, err)
 	}
 	ids, err := st.Marked(MarkUnlinked)
 	slices.Sort(ids)

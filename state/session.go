@@ -75,6 +75,7 @@ type Session struct {
 	TurnTranscriptFrom int64              `json:"turn_transcript_from,omitempty"`
 	Owner              *proclive.Identity `json:"owner,omitempty"`
 	TranscriptPath     string             `json:"transcript_path,omitempty"`
+	TranscriptRoot     string             `json:"transcript_root,omitempty"` // where the agent keeps transcripts: read only inside it
 	Resumable          bool               `json:"resumable"`
 	ResumableReason    string             `json:"resumable_reason,omitempty"` // why resumable went false
 	EndedAt            time.Time          `json:"ended_at,omitzero"`

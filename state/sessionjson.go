@@ -90,6 +90,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.TranscriptPath != "" {
 		e.str("transcript_path", s.TranscriptPath)
 	}
+	if s.TranscriptRoot != "" {
+		e.str("transcript_root", s.TranscriptRoot)
+	}
 	e.bool("resumable", s.Resumable)
 	if s.ResumableReason != "" {
 		e.str("resumable_reason", s.ResumableReason)
@@ -237,7 +240,7 @@ var (
 		"version", "id", "incarnation", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
 		"turn_transcript_from", "owner",
-		"transcript_path", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
+		"transcript_path", "transcript_root", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
 	}
 	identityNames   = []string{"os", "pid", "start", "boot", "host", "pidns", "name", "interactive"}
@@ -286,6 +289,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodePointer(&s.Owner, v, decodeIdentity)
 		case "transcript_path":
 			return decodeString(&s.TranscriptPath, v)
+		case "transcript_root":
+			return decodeString(&s.TranscriptRoot, v)
 		case "resumable":
 			return decodeBool(&s.Resumable, v)
 		case "resumable_reason":

@@ -303,7 +303,7 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
@@ -557,12 +557,20 @@ func (s *Store) openFile(root *os.Root, name string, flag int) (*os.File, error)
 	return f, err
 }
 
-// ensureDir creates a directory of the store, durably.
+// ensureDir creates a directory of the store and any missing parent,
+// durably.
 func ensureDir(root *os.Root, dir string) error {
-	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	err := root.Mkdir(dir, 0o700)
+	if parent := filepath.Dir(dir); errors.Is(err, fs.ErrNotExist) && parent != "." {
+		if err := ensureDir(root, parent); err != nil {
+			return err
+		}
+		err = root.Mkdir(dir, 0o700)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	return syncDir(root, ".")
+	return syncDir(root, filepath.Dir(dir))
 }
 
 // Warning is something a person should see in `status`: a quarantined
@@ -576,10 +584,25 @@ type Warning struct {
 // List returns the live sessions, sorted by ID. It reads sessions/ only,
 // never ended/, so its cost does not grow with history. A corrupt file is
 // quarantined and reported as a warning; the listing goes on.
-func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive) }
+func (s *Store) List() ([]*Session, []Warning, error) { return s.list(locLive, 0) }
+
+// ListUpTo is List for a caller that must not pay for a large store (the
+// hook): when sessions/ holds more than max files (a session has its state
+// file and its turn log) it reads none of them and reports over. Its cost
+// is bounded by max, whatever the number of sessions.
+func (s *Store) ListUpTo(max int) (sessions []*Session, over bool, err error) {
+	sessions, _, err = s.list(locLive, max)
+	if errors.Is(err, errOverLimit) {
+		return nil, true, nil
+	}
+	return sessions, false, err
+}
+
+// errOverLimit: a directory holds more files than a bounded list reads.
+var errOverLimit = errors.New("more files than the limit")
 
 // ListEnded returns the ended sessions, sorted by ID.
-func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded) }
+func (s *Store) ListEnded() ([]*Session, []Warning, error) { return s.list(locEnded, 0) }
 
 // AnyEnded reports whether the store keeps any ended session, reading no
 // more of ended/ than it takes to find one: status's empty table points to
@@ -616,7 +639,9 @@ func (s *Store) AnyEnded() (bool, error) {
 	}
 }
 
-func (s *Store) list(w where) ([]*Session, []Warning, error) {
+// list lists the sessions of home w; with limit > 0, only if w holds at
+// most limit files (else errOverLimit).
+func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 	root, err := s.openRoot(false)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -631,10 +656,17 @@ func (s *Store) list(w where) ([]*Session, []Warning, error) {
 		}
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
 	}
-	names, err := d.Readdirnames(-1)
+	n := -1
+	if limit > 0 {
+		n = limit + 1
+	}
+	names, err := d.Readdirnames(n)
 	d.Close()
-	if err != nil {
+	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	if limit > 0 && len(names) > limit {
+		return nil, nil, errOverLimit
 	}
 	slices.Sort(names)
 	var (
@@ -723,7 +755,7 @@ func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
 // it if it is still corrupt.
 func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error) (*Session, *Warning) {
 	rel := statePath(w, id)
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		wr := s.warn(id, fmt.Sprintf("corrupt %s left in place: %v (%v)", rel, cause, err))
 		return nil, &wr
@@ -827,7 +859,7 @@ func (s *Store) Remove(id string) error {
 		}
 		return fmt.Errorf("remove session %s: %w", id, err)
 	}
-	lk, err := s.acquire(root, id)
+	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
 		return fmt.Errorf("remove session %s: %w", id, err)
 	}

@@ -766,21 +766,21 @@ func TestLockNamesHolderAndDiesWithIt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Session locks share locks/: a session held elsewhere times out too.
-	holder = child(t, "hold", common, "sess")
-	stdin, _ = holder.StdinPipe()
-	stdout, _ = holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
+	// A session named like a store lock is not blocked by it: the store's
+	// own locks live where no session ID can name a file.
+	_, release := holdLock(t, "hold", common, "checkpoints")
+	if _, err := s.Mutate("checkpoints", func(*Session) error { return nil }); err != nil {
+		t.Errorf("Mutate of session \"checkpoints\" while the checkpoints lock is held = %v", err)
 	}
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+	release.Close()
+
+	// A session held elsewhere times out too.
+	sessHolder, release := holdLock(t, "hold-session", common, "sess")
 	if _, err := s.Mutate("sess", func(*Session) error { return nil }); !errors.Is(err, ErrLockTimeout) {
 		t.Errorf("Mutate of a locked session = %v", err)
 	}
-	stdin.Close() // the holder unlocks and exits
-	if err := holder.Wait(); err != nil {
+	release.Close() // the holder unlocks and exits
+	if err := sessHolder.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Mutate("sess", func(*Session) error { return nil }); err != nil {
@@ -797,13 +797,13 @@ func TestLockFileRemovedWhileWaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.acquire(root, "r")
+	first, err := s.acquire(root, sessionLockPath("r"), "r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *heldLock)
 	go func() {
-		lk, err := s.acquire(root, "r")
+		lk, err := s.acquire(root, sessionLockPath("r"), "r")
 		if err != nil {
 			t.Error(err)
 		}

@@ -182,7 +182,7 @@ func TestAllAgents(t *testing.T) {
 			r := newRepo(t)
 			const id = "e2e-session"
 			head := r.head(t)
-			transcript := r.transcript(id)
+			transcript := r.transcriptOf(tc.agent, id)
 			var env []string
 			if tc.derived != nil {
 				home := tc.derived(r)
@@ -202,7 +202,7 @@ func TestAllAgents(t *testing.T) {
 				transcriptKnown = transcriptKnown || hasTranscript
 				var size int64
 				if transcriptKnown {
-					size = fileSize(transcript)
+					size = sizeOf(t, transcript)
 				}
 				args := []string{tc.agent}
 				if st.event != "" {
@@ -250,6 +250,9 @@ func TestAllAgents(t *testing.T) {
 
 func appendLine(t testing.TB, path, line string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -260,6 +263,15 @@ func appendLine(t testing.TB, path, line string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sizeOf(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
 
 // checkTurns compares turn records, ignoring their times.

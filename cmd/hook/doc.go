@@ -19,10 +19,18 @@
 //   - It writes nothing on stdout except the answer an agent's protocol asks
 //     for (Cursor's beforeSubmitPrompt), and gives that answer even when
 //     recording failed.
-//   - It reads at most 4 MiB of payload, and waits for a session's lock for a
-//     bounded time (the store's default, 2 s).
+//   - It reads one JSON value of at most 4 MiB from stdin and stops at its
+//     end, whether or not the agent closes stdin; it waits at most 2 s for
+//     a payload, and for a session's lock for a bounded time (the store's
+//     default, 2 s).
+//   - A closed stdout or stderr is a failure like any other: SIGPIPE is
+//     ignored, so the write fails, and the hook still exits 0.
 //   - Every event goes through state.Transition under the session's lock; a
 //     session start or turn start records the owner afresh.
+//   - It records where the agent keeps its transcripts, from the agent's
+//     environment (agent.TranscriptRoot), for the sweep, which runs later
+//     and elsewhere; a transcript path outside it is warned about, never
+//     read, and measured as empty.
 //   - At a session start that finds a live session whose owner is dead, it
 //     launches `tether-sweep run --quiet` detached, at most once a minute per
 //     repository, and never waits for it.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/jsontext"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -192,15 +194,74 @@ func (h *hook) readPayload(rest []string) ([]byte, error) {
 			return nil, errors.New("no payload on stdin")
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(h.stdin, maxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read payload: %w", err)
+	return readValue(h.stdin, payloadWait)
+}
+
+// payloadWait bounds the wait for the payload. Agents write it at once and
+// wait for the hook; one that keeps stdin open after the payload, or never
+// completes it, must not hold itself up for longer.
+const payloadWait = 2 * time.Second
+
+// readValue reads one JSON value from r, and stops at whichever comes
+// first: the end of the value (jsontext.Frame), the end of the stream, or
+// wait. A value over maxPayload is refused, after reading on up to maxDrain
+// so the agent's write completes. The reads run in a goroutine, which is
+// left blocked in a read that never returns: the process exits soon after.
+func readValue(r io.Reader, wait time.Duration) ([]byte, error) {
+	type chunk struct {
+		b   []byte
+		err error
 	}
-	if len(b) > maxPayload {
-		_, _ = io.Copy(io.Discard, io.LimitReader(h.stdin, maxDrain))
-		return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+	chunks, stop := make(chan chunk), make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := r.Read(buf)
+			select {
+			case chunks <- chunk{buf[:n], err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var (
+		data  []byte
+		frame jsontext.Frame
+		seen  int
+	)
+	for {
+		select {
+		case c := <-chunks:
+			seen += len(c.b)
+			end, done := frame.Next(c.b)
+			if seen <= maxPayload {
+				data = append(data, c.b...)
+				if done {
+					return data[:end], nil
+				}
+			}
+			over := seen > maxPayload
+			switch {
+			case over && (done || c.err != nil || seen > maxPayload+maxDrain):
+				return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+			case c.err == io.EOF && !over:
+				return data, nil
+			case c.err != nil && !over:
+				return nil, fmt.Errorf("read payload: %w", c.err)
+			}
+		case <-timer.C:
+			if seen > maxPayload {
+				return nil, fmt.Errorf("payload over %d MiB, ignored", maxPayload>>20)
+			}
+			return nil, fmt.Errorf("read payload: no complete payload within %v (%d bytes; stdin still open)", wait, seen)
+		}
 	}
-	return b, nil
 }
 
 // respond prints what the agent's protocol expects on stdout, if anything.
@@ -243,13 +304,13 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			return state.ErrNoChange
 		}
 		if from == state.PhaseActive && (ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd) &&
-			agent.TurnCancelled(s.Agent, s.TranscriptPath, s.TurnTranscriptFrom) {
+			agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom) {
 			// The agent fired nothing when the user cancelled the running
 			// turn, but wrote it into its transcript: that turn ended
 			// there, it was not interrupted by what comes now.
 			cancelled = true
 			if err := tx.AppendTurn(state.TurnRecord{
-				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: transcriptSize(s),
 			}); err != nil {
 				return err
 			}
@@ -268,11 +329,16 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		}
 		switch {
 		case ev.TranscriptPath != "":
+			if ev.TranscriptPath != s.TranscriptPath {
+				s.TranscriptRoot = h.transcriptRoot(st, ev.Agent, ev.SessionID, ev.TranscriptPath)
+			}
 			s.TranscriptPath = ev.TranscriptPath
 		case s.TranscriptPath == "":
 			// Copilot CLI names it only at a turn's end, but a session
 			// killed in its first turn has one too.
-			s.TranscriptPath = agent.TranscriptPath(ev.Agent, s.ID, h.getenv)
+			if p := agent.TranscriptPath(ev.Agent, s.ID, h.getenv); p != "" {
+				s.TranscriptPath, s.TranscriptRoot = p, h.transcriptRoot(st, ev.Agent, ev.SessionID, p)
+			}
 		}
 		s.LastHookAt = now
 
@@ -317,7 +383,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnStart {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath), Owner: s.Owner, Key: ev.Key,
+				Head: head, TranscriptSize: transcriptSize(s), Owner: s.Owner, Key: ev.Key,
 			}); err != nil {
 				return err
 			}
@@ -325,7 +391,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnEnd {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnEnd, Turn: s.Turns, At: now,
-				Head: head, TranscriptSize: fileSize(s.TranscriptPath),
+				Head: head, TranscriptSize: transcriptSize(s),
 			}); err != nil {
 				return err
 			}
@@ -385,13 +451,41 @@ func phaseName(p state.Phase) string {
 	return string(p)
 }
 
-// fileSize is the transcript's size now, or 0 when it can't be read; the
-// checkpoint later slices the transcript by these sizes.
-func fileSize(path string) int64 {
-	if path == "" {
+// transcriptRoot is the directory the agent keeps its transcripts in, from
+// the agent's environment (ours): the one place the sweep will read the
+// session's transcript. Resolved here rather than at the sweep, which runs
+// later and elsewhere (a git hook, a person's shell) without the agent's
+// CLAUDE_CONFIG_DIR or CODEX_HOME. A transcript the payload names outside
+// it is recorded as named, never read, and warned about.
+func (h *hook) transcriptRoot(st *state.Store, agentName, id, path string) string {
+	root := agent.TranscriptRoot(agentName, h.getenv)
+	if _, ok := agent.TranscriptInRoot(root, path); ok {
+		return root
+	}
+	// The agent may name the file through the real path of a symlinked home.
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		if _, ok := agent.TranscriptInRoot(real, path); ok {
+			return real
+		}
+	}
+	st.Logger().Warn("transcript path outside the agent's transcript directory: it will not be read",
+		state.LogKeySession, id, "agent", agentName, "transcript", path, "root", root)
+	return root
+}
+
+// transcriptSize is the transcript's size now, or 0 when it can't be read
+// (see agent.OpenTranscript); the checkpoint later slices the transcript by
+// these sizes.
+func transcriptSize(s *state.Session) int64 {
+	if s.TranscriptPath == "" {
 		return 0
 	}
-	fi, err := os.Stat(path)
+	f, err := agent.OpenTranscript(s.TranscriptRoot, s.TranscriptPath)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return 0
 	}

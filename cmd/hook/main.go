@@ -2,9 +2,16 @@ package main
 
 import (
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
+	// An agent may close the pipes it reads our answer and messages from.
+	// Go dies of the SIGPIPE a write there raises (exit 141); ignored, the
+	// write fails with EPIPE, which is one more failure of our own: logged,
+	// and exit 0.
+	signal.Ignore(syscall.SIGPIPE)
 	if len(os.Args) == 3 && os.Args[1] == "git" && os.Args[2] == "post-commit" {
 		postCommit(os.Getenv, os.Stderr)
 		os.Exit(0)

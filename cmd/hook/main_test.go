@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/internal/bgsweep"
 	"github.com/tetherdev/tether/state"
 )
@@ -25,6 +26,7 @@ import (
 // directory, as an install puts the hook beside the sweep it launches.
 var bins struct {
 	dir, hook, sweep, claude string
+	home                     string // HOME of every process the tests run: the agents' transcripts live there
 }
 
 // holdLockEnv makes the test binary a lock holder instead of running tests:
@@ -71,6 +73,7 @@ func buildBinaries(dir string) int {
 		return filepath.Join(dir, name)
 	}
 	bins.dir, bins.hook, bins.sweep, bins.claude = dir, exe("tether-hook"), exe("tether-sweep"), exe("claude")
+	bins.home = filepath.Join(dir, "home")
 	for out, pkg := range map[string]string{
 		bins.hook:   "github.com/tetherdev/tether/cmd/hook",
 		bins.sweep:  "github.com/tetherdev/tether/cmd/sweep",
@@ -90,30 +93,32 @@ func buildBinaries(dir string) int {
 func holdLock(common, name string) {
 	st, err := state.Open(common, state.Options{})
 	if err == nil {
-		_, err = st.Lock(name)
+		_, err = st.MutateTx(name, func(*state.Tx) error {
+			fmt.Println("locked")
+			for {
+				time.Sleep(time.Hour)
+			}
+		})
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hold lock:", err)
-		os.Exit(1)
-	}
-	fmt.Println("locked")
-	for {
-		time.Sleep(time.Hour)
-	}
+	fmt.Fprintln(os.Stderr, "hold lock:", err)
+	os.Exit(1)
 }
 
 // cleanEnv is the test's environment without what would steer the hook
-// elsewhere: git's repository variables and an outer agent's PID.
+// elsewhere: git's repository variables, an outer agent's PID, the agents'
+// homes; HOME is the tests' own.
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "CLAUDE") {
+		switch {
+		case strings.HasPrefix(k, "GIT_"), strings.HasPrefix(k, "CLAUDE"),
+			k == "HOME", k == "CODEX_HOME", k == "GEMINI_CLI_HOME", k == "COPILOT_HOME":
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env,
+	return append(env, "HOME="+bins.home,
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
@@ -155,8 +160,21 @@ func newRepo(t testing.TB) testRepo {
 	return r
 }
 
-// transcript is where session id's transcript lives.
-func (r testRepo) transcript(id string) string { return filepath.Join(r.scratch, id+".jsonl") }
+// transcript is where Claude Code keeps session id's transcript.
+func (r testRepo) transcript(id string) string { return r.transcriptOf("claude-code", id) }
+
+// transcriptOf is where the agent keeps session id's transcript: in its
+// transcript directory under the tests' HOME, in a folder of this
+// repository's.
+func (r testRepo) transcriptOf(agentName, id string) string {
+	root := agent.TranscriptRoot(agentName, func(k string) string {
+		if k == "HOME" {
+			return bins.home
+		}
+		return ""
+	})
+	return filepath.Join(root, filepath.Base(r.scratch), id+".jsonl")
+}
 
 func (r testRepo) head(t testing.TB) string { return git(t, r.dir, "rev-parse", "HEAD") }
 

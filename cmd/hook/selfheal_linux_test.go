@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
@@ -105,6 +110,68 @@ func TestSelfHeal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.common, "tether", throttleFile)); err != nil {
 		t.Errorf("throttle file: %v", err)
+	}
+}
+
+// TestSessionStartAmongManySessions: with more live sessions than it looks
+// at itself, a session start opens none of theirs (inotify watches
+// sessions/ while the real hook runs) and hands the check to the
+// background sweep, which leaves them alive. Its cost does not grow with
+// their number: with 10,000 it took over half a second.
+func TestSessionStartAmongManySessions(t *testing.T) {
+	r := newRepo(t)
+	st := r.store(t)
+	self, err := proclive.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const many = healScan + 10
+	for i := range many {
+		if _, err := st.Mutate(fmt.Sprintf("other-%03d", i), func(s *state.Session) error {
+			s.Agent, s.Phase, s.Owner = "claude-code", state.PhaseIdle, &self
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Join(r.common, "tether", "sessions"), unix.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	runHook(t, r.dir, claudePayload(t, r, "newcomer", "SessionStart", map[string]any{"source": "startup"}), nil, "claude-code")
+
+	opened := map[string]bool{}
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			if s := string(bytes.TrimRight(name, "\x00")); s != "" && !strings.HasPrefix(s, "newcomer.") {
+				opened[s] = true
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+	if len(opened) != 0 {
+		t.Errorf("a session start opened %d other sessions' files (%d live)", len(opened), many)
+	}
+	if n := countLog(r.logLines(t), sweepStarted); n != 1 {
+		t.Errorf("%d %q lines, want 1: the background sweep checks them", n, sweepStarted)
+	}
+	waitSweepExit(t, r)
+	if list, _, err := st.List(); err != nil || len(list) != many+1 {
+		t.Errorf("after the sweep: %d live sessions, %v; want all %d", len(list), err, many+1)
 	}
 }
 

@@ -22,10 +22,6 @@ const (
 	// unknownAfter is how long a session of unknown liveness may stay quiet
 	// before doctor mentions it, unless tether.staleAfter says otherwise.
 	unknownAfter = 24 * time.Hour
-	// checkpointsLock is the store lock the checkpoint package takes by name
-	// (locks/checkpoints.lock in DESIGN.md): it belongs to no session and is
-	// never a leftover.
-	checkpointsLock = "checkpoints"
 	// listMax bounds the files listed under one problem.
 	listMax = 10
 )
@@ -351,7 +347,7 @@ func quarantineProblems(st *state.Store) []problem {
 }
 
 func leftoverProblems(st *state.Store, now time.Time) []problem {
-	ls, err := st.Leftovers(now, leftoverAge, checkpointsLock)
+	ls, err := st.Leftovers(now, leftoverAge)
 	if err != nil {
 		return []problem{{What: "cannot look for leftover files", Detail: err.Error()}}
 	}
@@ -380,7 +376,7 @@ func leftoverProblems(st *state.Store, now time.Time) []problem {
 			Fixable: true,
 			fix: func() error {
 				for _, l := range these {
-					if err := st.RemoveLeftover(l, time.Now(), leftoverAge, checkpointsLock); err != nil {
+					if err := st.RemoveLeftover(l, time.Now(), leftoverAge); err != nil {
 						return err
 					}
 				}

@@ -9,7 +9,7 @@ import (
 )
 
 func (a *app) fetchCommand() *cobra.Command {
-	var quiet, asJSON bool
+	var quiet, asJSON, verbose bool
 	c := &cobra.Command{
 		Use:   "fetch [REMOTE]",
 		Short: "fetch a remote's checkpoints and notes and merge them",
@@ -19,16 +19,17 @@ else origin) into tracking refs, and merge them into ours as a union.`,
   tether-sweep fetch upstream --json`,
 		GroupID: "checkpoints",
 		Args:    maxArgs(1, "fetch takes at most one REMOTE"),
-		RunE:    func(_ *cobra.Command, args []string) error { return a.fetch(args, quiet, asJSON) },
+		RunE:    func(_ *cobra.Command, args []string) error { return a.fetch(args, quiet, asJSON, verbose) },
 	}
 	c.Flags().BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "when git fails, print all it said")
 	return c
 }
 
 // fetch brings a remote's checkpoints branch and notes into their tracking
 // refs and merges them into ours.
-func (a *app) fetch(args []string, quiet, asJSON bool) error {
+func (a *app) fetch(args []string, quiet, asJSON, verbose bool) error {
 	w, cp, err := a.openCheckpoints()
 	if err != nil {
 		return err
@@ -41,6 +42,7 @@ func (a *app) fetch(args []string, quiet, asJSON bool) error {
 		remote = defaultRemote(w.repo)
 	}
 	res, err := cp.Fetch(w.store, remote)
+	a.gitSaid(w.store, "fetch", remote, err, verbose)
 	warnings := conflictWarnings(res.Conflicts)
 	if asJSON {
 		branch, notes := checkpoint.TrackingRefs(remote)

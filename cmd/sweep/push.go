@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -11,12 +12,13 @@ import (
 
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/state"
 )
 
 func (a *app) pushCommand() *cobra.Command {
 	var (
-		hook          string
-		quiet, asJSON bool
+		hook                   string
+		quiet, asJSON, verbose bool
 	)
 	c := &cobra.Command{
 		Use:   "push [REMOTE]",
@@ -29,7 +31,7 @@ and merge it first, as a union: nobody's checkpoints are lost.`,
 		GroupID: "checkpoints",
 		Args:    cobra.ArbitraryArgs, // checked below: the pre-push hook passes two
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.pushCmd(args, hook, quiet, asJSON)
+			return a.pushCmd(args, hook, quiet, asJSON, verbose)
 		},
 	}
 	fs := c.Flags()
@@ -37,6 +39,7 @@ and merge it first, as a union: nobody's checkpoints are lost.`,
 	fs.MarkHidden("hook") // for the git hook tether installs, not for people
 	fs.BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong (for git hooks)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fs.BoolVarP(&verbose, "verbose", "v", false, "when git fails, print all it said")
 	return c
 }
 
@@ -44,7 +47,7 @@ and merge it first, as a union: nobody's checkpoints are lost.`,
 // arguments after the flags and the refs being pushed on stdin), it never
 // fails the user's push: every failure of its own is a warning and exit
 // status 0.
-func (a *app) pushCmd(args []string, hook string, quiet, asJSON bool) error {
+func (a *app) pushCmd(args []string, hook string, quiet, asJSON, verbose bool) error {
 	maxArgs := 1
 	switch hook {
 	case "":
@@ -65,7 +68,7 @@ func (a *app) pushCmd(args []string, hook string, quiet, asJSON bool) error {
 	if len(args) > 0 {
 		remote = args[0]
 	}
-	err := a.push(remote, quiet, asJSON)
+	err := a.push(remote, quiet, asJSON, verbose)
 	if err != nil && hook != "" {
 		fmt.Fprintf(a.stderr, "tether-sweep: warning: checkpoints not pushed: %v\n", err)
 		return nil
@@ -73,7 +76,7 @@ func (a *app) pushCmd(args []string, hook string, quiet, asJSON bool) error {
 	return err
 }
 
-func (a *app) push(remote string, quiet, asJSON bool) error {
+func (a *app) push(remote string, quiet, asJSON, verbose bool) error {
 	w, cp, err := a.openCheckpoints()
 	if err != nil {
 		return err
@@ -82,6 +85,7 @@ func (a *app) push(remote string, quiet, asJSON bool) error {
 		remote = defaultRemote(w.repo)
 	}
 	res, err := cp.Push(w.store, remote)
+	a.gitSaid(w.store, "push", remote, err, verbose)
 	var warnings []string
 	if res.Merge != nil {
 		warnings = conflictWarnings(res.Merge.Conflicts)
@@ -98,6 +102,20 @@ func (a *app) push(remote string, quiet, asJSON bool) error {
 	}
 	printWarnings(a, warnings, quiet)
 	return err
+}
+
+// gitSaid keeps all git said when it failed a push or fetch: in the
+// store's log, and on stderr with --verbose. The error itself stays one
+// line (checkpoint.GitError).
+func (a *app) gitSaid(st *state.Store, op, remote string, err error, verbose bool) {
+	var ge *checkpoint.GitError
+	if !errors.As(err, &ge) || strings.TrimSpace(ge.Stderr) == "" {
+		return
+	}
+	st.Logger().Warn(op+" failed", "remote", remote, state.LogKeyError, err.Error(), "git_stderr", ge.Stderr)
+	if verbose {
+		fmt.Fprintf(a.stderr, "git %s said:\n%s\n", ge.Command, indent(ge.Stderr))
+	}
 }
 
 func printPush(a *app, res checkpoint.PushResult) {

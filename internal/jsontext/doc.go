@@ -22,6 +22,10 @@
 //     AppendInt, AppendUint and AppendBool, which write what encoding/json
 //     writes.
 //
+// Frame, which finds where the first value of a stream ends without
+// waiting for the stream's end, is the hook's own; it validates nothing and
+// leaves that to Parse.
+//
 // Mapping objects onto Go structs is left to the callers, who know their
 // few types; Match and DecodeSlice give them the two rules of
 // encoding/json's struct decoding that are easy to get subtly wrong.

@@ -170,6 +170,9 @@ func (a *agent) fire(payload map[string]any) error {
 
 // write appends one transcript line, as the agent records its conversation.
 func (a *agent) write(role, text string) error {
+	if err := os.MkdirAll(filepath.Dir(a.transcript), 0o700); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(a.transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ var comparisons = []comparison{
 	{"commit that condenses 30 ended sessions vs plain commit", benchCommitCondensing30},
 	{"condense on a branch of 10,000 checkpoints vs 10", benchCondense10k},
 	{"sweep with 100,000 ended sessions vs none", benchSweepEnded},
+	{"hook session-start with 10,000 live sessions vs none", benchSessionStart},
 }
 
 func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budget string, ok func(ratio, deltaMs float64) bool) result {
@@ -47,8 +48,14 @@ func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budge
 // session goes from idle to active and the hook logs the transition.
 func benchHook(b *bench) result {
 	repo := b.newRepo("hook")
-	transcript := filepath.Join(b.work, "transcript.jsonl")
+	// Where Claude Code keeps its transcripts, which is where tether reads
+	// them: the hook measures this one at every turn.
+	config := filepath.Join(b.work, "claude")
+	transcript := filepath.Join(config, "projects", "bench", "transcript.jsonl")
+	check(os.MkdirAll(filepath.Dir(transcript), 0o700))
 	check(os.WriteFile(transcript, []byte(`{"type":"user"}`+"\n"), 0o600))
+	check(os.Setenv("CLAUDE_CONFIG_DIR", config))
+	defer os.Unsetenv("CLAUDE_CONFIG_DIR")
 	event := func(name string, extra map[string]any) []byte {
 		p := map[string]any{
 			"session_id": "bench-0001", "transcript_path": transcript, "cwd": repo,
@@ -175,7 +182,7 @@ func seedDeadSession(st *state.Store, repo gitdir.Repo, id, work string) {
 	check(os.WriteFile(transcript, []byte(`{"type":"user","message":"bench"}`+"\n"), 0o600))
 	_, err = st.MutateTx(id, func(tx *state.Tx) error {
 		s, now := tx.Session, time.Now().UTC()
-		s.Agent, s.Worktree, s.Owner, s.TranscriptPath = "claude-code", repo.WorkTree, &owner, transcript
+		s.Agent, s.Worktree, s.Owner, s.TranscriptPath, s.TranscriptRoot = "claude-code", repo.WorkTree, &owner, transcript, work
 		s.StartedAt, s.LastHookAt, s.LastTurnStartedAt = now, now, now
 		s.Phase, s.Turns = state.PhaseActive, 1
 		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnStart, Turn: 1, At: now, Prompt: "bench turn"})
@@ -213,6 +220,73 @@ func benchSweepEnded(b *bench) result {
 		func() { sh(dirs[1], sweepBin+" run --quiet", nil) })
 	return ratioResult("sweep with 100,000 ended sessions vs none", "tether-sweep run (100k ended)", "tether-sweep run (0 ended)",
 		c, f, b.rounds/4, "~1x (ended cost nothing)", func(ratio, _ float64) bool { return ratio <= 1.2 })
+}
+
+// benchSessionStart times tether-hook on a session start in a store holding
+// 10,000 live sessions (their agent running) against the same session start
+// in a store holding none: a session start must not pay for the other
+// sessions of the repository. Each run is the once-a-minute one that may
+// launch the background sweep (the throttle stamp is removed before it);
+// the hook runs from a directory without tether-sweep, so that launch is
+// not timed, and no sweep loads the machine.
+func benchSessionStart(b *bench) result {
+	agent := exec.Command("sleep", "3600") // the running agent of every seeded session
+	check(agent.Start())
+	defer func() {
+		_ = agent.Process.Kill()
+		_ = agent.Wait()
+	}()
+	owner, err := proclive.Capture(agent.Process.Pid)
+	check(err)
+	alone := filepath.Join(b.work, "hook-alone")
+	check(os.MkdirAll(alone, 0o755))
+	data, err := os.ReadFile(filepath.Join(b.bin, "tether-hook"))
+	check(err)
+	hook := filepath.Join(alone, "tether-hook")
+	check(os.WriteFile(hook, data, 0o755))
+	var dirs, stamps []string
+	for _, live := range []int{10_000, 0} {
+		dir := b.newRepo(fmt.Sprintf("live%d", live))
+		repo, err := gitdir.Find(dir)
+		check(err)
+		st, err := state.Open(repo.CommonDir, state.Options{})
+		check(err)
+		writeLive(st, repo, &owner, live)
+		dirs, stamps = append(dirs, dir), append(stamps, filepath.Join(st.Dir(), "sweep.throttle"))
+	}
+	start := func(dir string) func() {
+		payload, err := json.Marshal(map[string]any{
+			"session_id": "bench-start", "cwd": dir, "hook_event_name": "SessionStart", "source": "startup",
+		})
+		check(err)
+		return func() { sh(dir, hook+" claude-code", payload, "PATH=/usr/bin:/bin") }
+	}
+	unthrottle := func() {
+		for _, s := range stamps {
+			if err := os.Remove(s); err != nil && !os.IsNotExist(err) {
+				check(err)
+			}
+		}
+	}
+	rounds := b.rounds / 4
+	c, f := interleavePrep(rounds, unthrottle, start(dirs[0]), start(dirs[1]))
+	return ratioResult("hook session-start with 10,000 live sessions vs none", "tether-hook (10,000 live)", "tether-hook (0 live)",
+		c, f, rounds, "~1x (flat in sessions)", func(ratio, _ float64) bool { return ratio <= 1.2 })
+}
+
+// writeLive writes n idle sessions owned by a running process straight into
+// sessions/ in the store's format.
+func writeLive(st *state.Store, repo gitdir.Repo, owner *proclive.Identity, n int) {
+	dir := filepath.Join(st.Dir(), "sessions")
+	check(os.MkdirAll(dir, 0o700))
+	at := time.Now().UTC()
+	for i := range n {
+		s := state.Session{Version: state.SchemaVersion, ID: fmt.Sprintf("live-%06d", i), Agent: "claude-code",
+			Phase: state.PhaseIdle, Worktree: repo.WorkTree, Owner: owner, StartedAt: at, UpdatedAt: at, LastHookAt: at}
+		data, err := json.Marshal(&s)
+		check(err)
+		check(os.WriteFile(filepath.Join(dir, s.ID+".json"), data, 0o600))
+	}
 }
 
 // writeEnded writes ended sessions straight into ended/ in the store's

@@ -144,7 +144,7 @@ func (d *driver) startAgent(r *rand.Rand, slot int, session string, resume bool)
 	d.mu.Unlock()
 	run := &agentRun{
 		seq: seq, slot: slot, session: session,
-		transcript: filepath.Join(d.work, "transcripts", session+".jsonl"),
+		transcript: filepath.Join(d.transcripts, session+".jsonl"),
 		stderrPath: filepath.Join(d.work, "agents", fmt.Sprintf("%05d.stderr", seq)),
 		script:     makeScript(r, seq, resume),
 		done:       make(chan struct{}),
@@ -278,7 +278,7 @@ func (d *driver) procKiller(stop <-chan struct{}) {
 	r := d.rng(3)
 	sc := newScanner()
 	seen := map[int]bool{}
-	cpLock := filepath.Join(d.st.Dir(), "locks", "checkpoints.lock")
+	cpLock := d.st.LockFile("checkpoints")
 	for pause(r, stop, 2*time.Millisecond, 10*time.Millisecond) {
 		d.gated(func() { d.hunt(r, sc, seen, cpLock) })
 	}

@@ -27,8 +27,11 @@ type driver struct {
 	slots    []string // one worktree per agent slot; slots[0] is the main worktree
 	gitDir   string   // the git common dir
 	env      []string // environment of every child: isolated from the user's git config
-	st       *state.Store
-	log      *logFollower
+	// transcripts is where the stand-ins keep their transcripts: where
+	// Claude Code does, under the scratch HOME, the one place tether reads.
+	transcripts string
+	st          *state.Store
+	log         *logFollower
 
 	// gate is held for reading while starting or killing anything, and for
 	// writing by a live check, which needs everything to hold still.
@@ -81,7 +84,8 @@ func newDriver(cfg config) (*driver, error) {
 	}
 	d.gitDir = filepath.Join(d.repo, ".git")
 	home := filepath.Join(work, "home")
-	for _, dir := range []string{home, filepath.Join(work, "transcripts")} {
+	d.transcripts = filepath.Join(home, ".claude", "projects", "stress")
+	for _, dir := range []string{home, d.transcripts} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return d, err
 		}
