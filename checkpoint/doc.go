@@ -34,10 +34,13 @@
 //   - One Condense call writes at most one commit, however many sessions it
 //     condenses. Tree updates rewrite only the trees on the path to the new
 //     entries, so their cost does not grow with the size of the branch.
-//   - Objects and refs are durable before they are referenced: loose objects
-//     are fsynced before a ref points at them, and refs move with git's own
-//     lock-file protocol (<ref>.lock, compare, rename), so they interoperate
-//     with concurrent git commands and never end up half-written.
+//   - Objects and refs are durable before they are referenced: the objects
+//     of one write go into one pack, which with its index is fsynced and
+//     moved into objects/pack before a ref points at them (git gc --auto
+//     folds the packs together as it does loose objects), and refs move with
+//     git's own lock-file protocol (<ref>.lock, compare, rename), so they
+//     interoperate with concurrent git commands and never end up
+//     half-written.
 //   - Condensing is serialized across processes by the store's
 //     "checkpoints" lock (taken first, session locks inside it), so two
 //     condensers never write the same turns. Both refs also move only by

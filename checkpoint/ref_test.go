@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,24 +158,30 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	return c
 }
 
-// looseObjects lists the loose object files of the repository.
-func looseObjects(tb testing.TB, common string) map[string]bool {
+// objects lists every object of the repository at dir, loose or packed,
+// with its type.
+func objects(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
-	found := map[string]bool{}
-	dirs, err := filepath.Glob(filepath.Join(common, "objects", "[0-9a-f][0-9a-f]"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, e := range entries {
-			found[filepath.Base(d)+e.Name()] = true
+	found := map[string]string{}
+	out := runGit(tb, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+	for line := range strings.Lines(out) {
+		if h, typ, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			found[h] = typ
 		}
 	}
 	return found
+}
+
+// added lists the types of the objects in after that are not in before.
+func added(before, after map[string]string) []string {
+	var types []string
+	for h, typ := range after {
+		if _, old := before[h]; !old {
+			types = append(types, typ)
+		}
+	}
+	slices.Sort(types)
+	return types
 }
 
 func TestCondenseSparseUpdate(t *testing.T) {
@@ -182,21 +189,15 @@ func TestCondenseSparseUpdate(t *testing.T) {
 	f := newFixture(t)
 	prebuild(t, f, 100)
 	before := runGit(t, f.dir, "ls-tree", Branch)
-	objsBefore := looseObjects(t, f.common)
+	objsBefore := objects(t, f.dir)
 
 	f.agent(t, "new").turn("one more")
 	id := f.condense(t, "new")[0].Checkpoint
 
-	var added []string
-	for h := range looseObjects(t, f.common) {
-		if !objsBefore[h] {
-			added = append(added, runGit(t, f.dir, "cat-file", "-t", h))
-		}
-	}
 	// transcript, checkpoint.json, prompts.md; the leaf, its xx/ tree and
 	// the root; the commit. Nothing else is rewritten.
-	if len(added) != 7 {
-		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 7", len(added), added)
+	if got := added(objsBefore, objects(t, f.dir)); len(got) != 7 {
+		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 7", len(got), got)
 	}
 	after := runGit(t, f.dir, "ls-tree", Branch)
 	changed := 0
