@@ -42,16 +42,36 @@ func TestCondenseReadableByGit(t *testing.T) {
 		t.Errorf("branch has %s root commits, want an orphan branch with 1", n)
 	}
 	path := "tether/checkpoints/v1:" + id[:2] + "/" + id[2:] + "/"
-	if ls := runGit(t, f.dir, "ls-tree", "--name-only", path); ls != "checkpoint.json\nprompts.md\ntranscript.jsonl" {
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", path); ls != "checkpoint.json\nprompts.md" {
 		t.Errorf("checkpoint files:\n%s", ls)
-	}
-	whole := readFile(t, a.transcript)
-	if got := runGit(t, f.dir, "show", path+"transcript.jsonl") + "\n"; got != whole[before:] {
-		t.Errorf("transcript.jsonl = %q, want %q", got, whole[before:])
 	}
 	var cp Checkpoint
 	if err := json.Unmarshal([]byte(runGit(t, f.dir, "show", path+"checkpoint.json")), &cp); err != nil {
 		t.Fatal(err)
+	}
+	// The transcript is on the ref checkpoint.json names: this clone's,
+	// for the month of the first turn.
+	clone, err := f.st.CloneID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "refs/tether/transcripts/v1/2026-05/" + clone; cp.Transcript.Ref != want {
+		t.Errorf("transcript ref %q, want %q", cp.Transcript.Ref, want)
+	}
+	tpath := cp.Transcript.Ref + ":" + id[:2] + "/" + id[2:] + "/"
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", tpath); ls != "transcript.jsonl" {
+		t.Errorf("transcript files:\n%s", ls)
+	}
+	whole := readFile(t, a.transcript)
+	if got := runGit(t, f.dir, "show", tpath+"transcript.jsonl") + "\n"; got != whole[before:] {
+		t.Errorf("transcript.jsonl = %q, want %q", got, whole[before:])
+	}
+	var stored strings.Builder
+	if err := f.repo.WriteTranscript(&stored, &cp); err != nil || stored.String() != whole[before:] {
+		t.Errorf("WriteTranscript = %q, %v; want %q", stored.String(), err, whole[before:])
+	}
+	if log := runGit(t, f.dir, "log", "--format=%an %s", cp.Transcript.Ref); log != "tether tether: 1 transcript(s)" {
+		t.Errorf("git log of the transcripts = %q", log)
 	}
 	sum := sha256.Sum256([]byte(whole[before:]))
 	if cp.ID != id || cp.Session != "sess-1" || cp.Agent != "claude-code" || len(cp.Turns) != 2 ||

@@ -149,14 +149,14 @@ func (r *Repo) noteText(h plumbing.Hash) (string, error) {
 // whatever the note already says. Linking again is harmless. Concurrent
 // writers (another tether, git notes, a rebase copying notes) are handled
 // by the compare-and-swap on the notes ref: the loser merges again on the
-// new tip. IDs that are not on the branch are left out of the note and
+// new tip. IDs that are not on CheckpointsRef are left out of the note and
 // reported in the error (wrapping ErrNotFound), after the others are linked.
 func (r *Repo) Link(commit string, ids []string) error {
 	h, err := r.resolveCommit(commit)
 	if err != nil {
 		return fmt.Errorf("link %s: %w", commit, err)
 	}
-	present, missing, err := r.onBranch(ids)
+	present, missing, err := r.present(ids)
 	if err != nil {
 		return fmt.Errorf("link %s: %w", h, err)
 	}
@@ -166,19 +166,15 @@ func (r *Repo) Link(commit string, ids []string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("link %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, Branch)
+		return fmt.Errorf("link %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, CheckpointsRef)
 	}
 	return nil
 }
 
-// onBranch splits ids into those on the branch and those missing, so a
+// present splits ids into those on CheckpointsRef and those missing, so a
 // wrong ID never ends up in a note.
-func (r *Repo) onBranch(ids []string) (present, missing []string, err error) {
-	tip, err := r.readRef(Branch)
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := r.commitTree(tip)
+func (r *Repo) present(ids []string) (present, missing []string, err error) {
+	root, err := r.checkpointsRoot()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -111,7 +111,12 @@ func signature(when time.Time) object.Signature {
 // writeCommit stores a commit of tree with the given message and parents
 // (zero hashes left out: the first commit of a ref has none).
 func (b *batch) writeCommit(tree plumbing.Hash, msg string, parents ...plumbing.Hash) (plumbing.Hash, error) {
-	sig := signature(time.Now())
+	return b.writeCommitAt(tree, msg, time.Now(), parents...)
+}
+
+// writeCommitAt is writeCommit dated when.
+func (b *batch) writeCommitAt(tree plumbing.Hash, msg string, when time.Time, parents ...plumbing.Hash) (plumbing.Hash, error) {
+	sig := signature(when)
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
 	for _, p := range parents {
 		if !p.IsZero() {

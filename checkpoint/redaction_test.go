@@ -135,7 +135,7 @@ func TestCondenseRedactsSecrets(t *testing.T) {
 	}
 
 	// A retry after losing the state writes the same bytes: no new commit.
-	tip := runGit(t, f.dir, "rev-parse", Branch)
+	tip := runGit(t, f.dir, "rev-parse", CheckpointsRef)
 	a.mutate(func(tx *state.Tx) error {
 		tx.Session.Condensed, tx.Session.CondensedTurns, tx.Session.Checkpoints = 0, 0, nil
 		return nil
@@ -143,7 +143,7 @@ func TestCondenseRedactsSecrets(t *testing.T) {
 	if res := f.condense(t, "leaky"); len(res) != 1 || !res[0].Skipped {
 		t.Errorf("retry = %+v, want the identical checkpoint skipped", res)
 	}
-	if runGit(t, f.dir, "rev-parse", Branch) != tip {
+	if runGit(t, f.dir, "rev-parse", CheckpointsRef) != tip {
 		t.Error("the retry moved the branch")
 	}
 	f.fsck(t)

@@ -96,20 +96,20 @@ func TestCondenseLosesRaceOnBranch(t *testing.T) {
 	f.agent(t, "second").turn("two")
 	raced := false
 	f.repo.hook = func(point, ref string) {
-		if point != "before-ref" || ref != Branch || raced {
+		if point != "before-ref" || ref != CheckpointsRef || raced {
 			return
 		}
 		raced = true
 		// Another writer moves the branch between our read and our update.
-		tip := runGit(t, f.dir, "rev-parse", Branch)
+		tip := runGit(t, f.dir, "rev-parse", CheckpointsRef)
 		c := runGit(t, f.dir, "commit-tree", "-p", tip, "-m", "external", tip+"^{tree}")
-		runGit(t, f.dir, "update-ref", Branch, c, tip)
+		runGit(t, f.dir, "update-ref", CheckpointsRef, c, tip)
 	}
 	res := f.condense(t, "second")
 	if !raced || len(res) != 1 {
 		t.Fatalf("raced=%v results=%+v", raced, res)
 	}
-	log := runGit(t, f.dir, "log", "--format=%s", Branch)
+	log := runGit(t, f.dir, "log", "--format=%s", CheckpointsRef)
 	if log != "tether: 1 checkpoint(s)\nexternal\ntether: 1 checkpoint(s)" {
 		t.Errorf("branch history:\n%s", log)
 	}
@@ -152,7 +152,7 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	if err := b.flush(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := f.repo.casRef(Branch, c, plumbing.ZeroHash); err != nil {
+	if err := f.repo.casRef(CheckpointsRef, c, plumbing.ZeroHash); err != nil {
 		tb.Fatal(err)
 	}
 	return c
@@ -188,18 +188,19 @@ func TestCondenseSparseUpdate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	prebuild(t, f, 100)
-	before := runGit(t, f.dir, "ls-tree", Branch)
+	before := runGit(t, f.dir, "ls-tree", CheckpointsRef)
 	objsBefore := objects(t, f.dir)
 
 	f.agent(t, "new").turn("one more")
 	id := f.condense(t, "new")[0].Checkpoint
 
-	// transcript, checkpoint.json, prompts.md; the leaf, its xx/ tree and
-	// the root; the commit. Nothing else is rewritten.
-	if got := added(objsBefore, objects(t, f.dir)); len(got) != 7 {
-		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 7", len(got), got)
+	// transcript, checkpoint.json, prompts.md; on each ref (checkpoints,
+	// transcripts) the leaf, its xx/ tree, the root and the commit.
+	// Nothing else is rewritten.
+	if got := added(objsBefore, objects(t, f.dir)); len(got) != 11 {
+		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 11", len(got), got)
 	}
-	after := runGit(t, f.dir, "ls-tree", Branch)
+	after := runGit(t, f.dir, "ls-tree", CheckpointsRef)
 	changed := 0
 	for line := range strings.Lines(before) {
 		if !strings.Contains(after, line) {

@@ -21,12 +21,6 @@ import (
 	"github.com/tetherdev/tether/redact"
 )
 
-// Branch is the orphan branch holding the checkpoints.
-const Branch = "refs/heads/tether/checkpoints/v1"
-
-// NotesRef holds the notes linking commits to checkpoints.
-const NotesRef = "refs/notes/tether"
-
 // DefaultChunkSize is the largest transcript file written into one
 // checkpoint; a bigger slice is split into several files.
 const DefaultChunkSize = 50 << 20

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -242,5 +243,38 @@ func TestActiveFlagRace(t *testing.T) {
 				t.Fatal("the store holds work and is not flagged")
 			}
 		})
+	}
+}
+
+// A clone is named once; the name survives, a damaged one is replaced
+// (the damaged file quarantined), and concurrent first uses agree.
+func TestCloneID(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Go(func() {
+			var err error
+			if ids[i], err = s.CloneID(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] || len(id) != cloneIDLen {
+			t.Fatalf("concurrent first uses named the clone %v", ids)
+		}
+	}
+	writeRaw(t, filepath.Join(dir, cloneFile), "../../etc\n")
+	again, err := s.CloneID()
+	if err != nil || again == ids[0] || !validCloneID(again) {
+		t.Fatalf("after damage: %q, %v", again, err)
+	}
+	if q, _ := filepath.Glob(filepath.Join(dir, "quarantine", cloneFile+".*")); len(q) == 0 {
+		t.Error("the damaged name was not quarantined")
+	}
+	if same, _ := s.CloneID(); same != again {
+		t.Errorf("the name changed: %q then %q", again, same)
 	}
 }

@@ -106,10 +106,10 @@ func printPush(a *app, res checkpoint.PushResult) {
 		return
 	}
 	if res.Merge != nil {
-		fmt.Fprintf(a.stdout, "%s had moved: fetched and merged it (branch %s, notes %s)\n", res.Remote, res.Merge.Branch, res.Merge.Notes)
+		fmt.Fprintf(a.stdout, "%s had moved: fetched and merged it (checkpoints %s, notes %s)\n", res.Remote, res.Merge.Checkpoints, res.Merge.Notes)
 	}
 	for _, s := range res.Refs {
-		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/heads/"), res.Remote, strings.Trim(s.Summary, "[]"))
+		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/"), res.Remote, strings.Trim(s.Summary, "[]"))
 	}
 }
 
