@@ -39,6 +39,20 @@ func (s *Store) ensureActive(root *os.Root) error {
 	return nil
 }
 
+// MarkActive flags the store active whatever it holds, for a caller that
+// cannot tell (an upgrade from a tether that kept no flag); the next sweep
+// settles it. A store that does not exist yet holds nothing: it stays so.
+func (s *Store) MarkActive() error {
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("flag the store active: %w", err)
+	}
+	return s.ensureActive(root)
+}
+
 // SettleActive removes the store's active flag unless the store holds a
 // live session or a to-do mark, and reports whether the flag stays. The
 // sweep calls it when it has left nothing live. The flag goes first and

@@ -17,7 +17,7 @@ type Mark string
 
 const (
 	// MarkCondense: the session ended with turns, or a running turn, not
-	// yet final on the checkpoints branch. The store sets it whenever a
+	// yet final in a checkpoint. The store sets it whenever a
 	// session moves to ended/; the sweep clears it after condensing.
 	MarkCondense Mark = "condense"
 	// MarkUnlinked: the session has checkpoints waiting for a commit of
