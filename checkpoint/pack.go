@@ -28,6 +28,10 @@ type packWriter struct {
 	f       *os.File
 	end     int64 // where the next entry goes
 	entries []packEntry
+
+	// Reused for every entry: a zlib writer allocates a megabyte of state.
+	zw *zlib.Writer
+	bw *bufio.Writer
 }
 
 type packEntry struct {
@@ -69,19 +73,23 @@ func (p *packWriter) add(typ plumbing.ObjectType, size int64, src io.Reader, dup
 	start := p.end
 	crc := crc32.NewIEEE()
 	out := &offsetWriter{f: p.f, off: start}
-	w := bufio.NewWriterSize(io.MultiWriter(out, crc), 64<<10)
-	if _, err := w.Write(entryHeader(typ, size)); err != nil {
+	if p.bw == nil {
+		p.bw = bufio.NewWriterSize(nil, 64<<10)
+		p.zw = zlib.NewWriter(nil)
+	}
+	p.bw.Reset(io.MultiWriter(out, crc))
+	p.zw.Reset(p.bw)
+	if _, err := p.bw.Write(entryHeader(typ, size)); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	zw := zlib.NewWriter(w)
 	hs := plumbing.NewHasher(typ, size)
-	if _, err := io.CopyN(io.MultiWriter(zw, hs), src, size); err != nil {
+	if _, err := io.CopyN(io.MultiWriter(p.zw, hs), src, size); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%s object of %d bytes: %w", typ, size, err)
 	}
-	if err := zw.Close(); err != nil {
+	if err := p.zw.Close(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := w.Flush(); err != nil {
+	if err := p.bw.Flush(); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	h := hs.Sum()
@@ -143,10 +151,17 @@ func (p *packWriter) finish() (err error) {
 	if _, err := p.f.WriteAt(packHash[:], p.end); err != nil {
 		return fmt.Errorf("write pack checksum: %w", err)
 	}
-	if err := p.f.Sync(); err != nil {
-		return fmt.Errorf("sync pack: %w", err)
-	}
+	// The pack is flushed while the index is written and flushed: the file
+	// system commits the two together.
+	synced := make(chan error, 1)
+	go func() { synced <- p.f.Sync() }()
 	idx, err := p.index(packHash)
+	if serr := <-synced; serr != nil {
+		if err == nil {
+			os.Remove(idx)
+		}
+		return fmt.Errorf("sync pack: %w", serr)
+	}
 	if err != nil {
 		return err
 	}
