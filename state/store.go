@@ -515,12 +515,12 @@ func appendOnly(id string, l loaded, tx *Tx, logAt where) bool {
 // (replayTurns), and the state file is rewritten once the log runs
 // maxTurnTail past it. Any other write goes, for every session in step:
 // the to-condense mark of a session that ends, then its turn records, then
-// its state in its home, then the turn log follows it, then the state in
-// the other home goes. Each step is durable before the next (each
-// directory fsynced once for all the sessions that changed it), so a
-// crash leaves each session with either the old state, or both with the
-// new one newer (load picks it, the next commit finishes the move); the
-// turn log is found in either home. A failure stops that session's write
+// its state in its home (the turn log moving along), then the state in the
+// other home goes. Each step is durable before the next (each directory
+// fsynced once for all the sessions that changed it), so a crash leaves
+// each session with either the old state, or both with the new one newer
+// (load picks it, the next commit finishes the move); the turn log is
+// found in either home. A failure stops that session's write
 // at the step that failed, and is recorded in its w.err.
 func (s *Store) commit(root *os.Root, ws []*txWrite) {
 	var grouped []*txWrite
@@ -577,21 +577,20 @@ func (s *Store) commit(root *os.Root, ws []*txWrite) {
 		w.logSynced, w.tx.Session.TurnLogSize = wait, size
 	}
 	s.writeTemps(root, grouped)
+	// The turn log moves with the state, in the same directory fsync:
+	// whichever of the two renames a crash keeps, the log is found in
+	// either home, beside the old state or the new.
 	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
 		if err := w.logSynced(); err != nil {
 			return "", err
 		}
+		if w.logAt != locNone && w.logAt != w.target {
+			if err := root.Rename(logPath(w.logAt, w.id), logPath(w.target, w.id)); err != nil {
+				return "", fmt.Errorf("move turn log: %w", err)
+			}
+		}
 		if err := root.Rename(tempPath(w.target, w.id), statePath(w.target, w.id)); err != nil {
 			return "", fmt.Errorf("write state: %w", err)
-		}
-		return w.target.dir(), nil
-	})
-	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
-		if w.logAt == locNone || w.logAt == w.target {
-			return "", nil
-		}
-		if err := root.Rename(logPath(w.logAt, w.id), logPath(w.target, w.id)); err != nil {
-			return "", fmt.Errorf("move turn log: %w", err)
 		}
 		return w.target.dir(), nil
 	})
