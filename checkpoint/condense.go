@@ -25,6 +25,18 @@ type Result struct {
 	Checkpoint string `json:"checkpoint"`
 	Turns      int    `json:"turns"`             // turns in the checkpoint
 	Skipped    bool   `json:"skipped,omitempty"` // already stored with the same content
+	Linked     bool   `json:"linked,omitempty"`  // linked to Link.Commit
+}
+
+// Link asks Condense to link the checkpoints it writes to a commit (the
+// one a post-commit sweep runs for), those Wants says go with it, and to
+// record the link in the same write that records the checkpoint: one state
+// write per session, not two.
+type Link struct {
+	Commit string // a commit: a full hash or a ref, as Link takes
+	// Wants decides for each new checkpoint, given the session as loaded
+	// for condensing.
+	Wants func(s *state.Session, c *Checkpoint) bool
 }
 
 // job is one session's checkpoint, its objects written, waiting for the
@@ -36,6 +48,9 @@ type job struct {
 	// transcript was unavailable: nothing stored).
 	meta, transcript plumbing.Hash
 	ref              plumbing.ReferenceName
+	session          *state.Session // as loaded for condensing
+	cp               *Checkpoint
+	linked           string // the commit the checkpoint was linked to
 	// Turn-log progress to record once the commits are on the refs;
 	// advance is false when an earlier checkpoint was rewritten in place.
 	advance        bool
@@ -57,12 +72,15 @@ type job struct {
 // without that turn ending, into the same checkpoint rewritten with the
 // turn marked interrupted.
 //
+// With link set, the new checkpoints it wants are linked to its commit
+// (see Link) before the sessions record their progress.
+//
 // It holds the store's checkpoints lock throughout, so concurrent
 // condensers never condense the same turns twice, and takes session locks
 // (Mutate) inside it: callers must not hold a session lock.
-func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err error) {
+func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
 	err = r.locked(st, func() error {
-		results, err = r.condense(st, ids)
+		results, err = r.condense(st, ids, link)
 		return err
 	})
 	if err != nil {
@@ -71,7 +89,7 @@ func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err er
 	return results, nil
 }
 
-func (r *Repo) condense(st *state.Store, ids []string) (results []Result, err error) {
+func (r *Repo) condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
 	clone, err := st.CloneID()
 	if err != nil {
 		return nil, err
@@ -105,6 +123,13 @@ func (r *Repo) condense(st *state.Store, ids []string) (results []Result, err er
 		return nil, errors.Join(append(errs, err)...)
 	}
 	r.callHook("after-ref", CheckpointsRef)
+	if link != nil {
+		// A failed link leaves the checkpoints to be linked later, as if
+		// none was asked for: they are recorded either way.
+		if err := r.linkJobs(jobs, link); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	recorded := recordCondensed(st, jobs)
 	for i, j := range jobs {
 		if recorded[i] != nil {
@@ -197,7 +222,34 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash,
 		return nil, err
 	}
 	j.res = Result{Session: id, Checkpoint: cp.ID, Turns: len(cp.Turns)}
+	j.session, j.cp = s, cp
 	return j, nil
+}
+
+// linkJobs links the checkpoints of jobs that link wants to its commit, in
+// one note write.
+func (r *Repo) linkJobs(jobs []*job, link *Link) error {
+	h, err := r.resolveCommit(link.Commit)
+	if err != nil {
+		return fmt.Errorf("link to %s: %w", link.Commit, err)
+	}
+	var ids []string
+	var linked []*job
+	for _, j := range jobs {
+		if link.Wants(j.session, j.cp) {
+			ids, linked = append(ids, j.res.Checkpoint), append(linked, j)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := r.writeNote(h, ids); err != nil {
+		return fmt.Errorf("link %s: %w", h, err)
+	}
+	for _, j := range linked {
+		j.linked, j.res.Linked = h.String(), true
+	}
+	return nil
 }
 
 // sessionEnded reports whether the records were written by a session that
@@ -391,9 +443,9 @@ func (r *Repo) tipAndRoot(ref plumbing.ReferenceName) (tip, root plumbing.Hash, 
 }
 
 // recordCondensed advances each job's session's condensed offset and lists
-// its checkpoint, all sessions in one grouped write, never moving an offset
-// back if another condenser already got further. It returns each job's
-// error.
+// its checkpoint (with the commit it was linked to, if any), all sessions
+// in one grouped write, never moving an offset back if another condenser
+// already got further. It returns each job's error.
 func recordCondensed(st *state.Store, jobs []*job) []error {
 	ids := make([]string, len(jobs))
 	byID := make(map[string]*job, len(jobs))
@@ -410,8 +462,13 @@ func recordCondensed(st *state.Store, jobs []*job) []error {
 			s.Condensed = j.next
 			changed = true
 		}
-		if !slices.ContainsFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint }) {
+		i := slices.IndexFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint })
+		if i < 0 {
 			s.Checkpoints = append(s.Checkpoints, state.CheckpointRef{ID: j.res.Checkpoint})
+			i, changed = len(s.Checkpoints)-1, true
+		}
+		if c := &s.Checkpoints[i]; j.linked != "" && !slices.Contains(c.Linked, j.linked) {
+			c.Linked = append(c.Linked, j.linked)
 			changed = true
 		}
 		if !changed {

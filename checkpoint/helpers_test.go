@@ -227,7 +227,7 @@ func readFile(tb testing.TB, path string) string {
 // condense runs Condense and fails the test on error.
 func (f *fixture) condense(tb testing.TB, ids ...string) []Result {
 	tb.Helper()
-	res, err := f.repo.Condense(f.st, ids)
+	res, err := f.repo.Condense(f.st, ids, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

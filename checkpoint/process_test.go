@@ -56,7 +56,7 @@ func helperMain(spec string) int {
 			}
 		}
 	}
-	res, err := r.Condense(st, strings.Split(parts[1], ","))
+	res, err := r.Condense(st, strings.Split(parts[1], ","), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

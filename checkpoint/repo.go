@@ -34,6 +34,10 @@ type Repo struct {
 	// file is whole JSON lines unless a single line is larger.
 	chunk int64
 
+	// inMemory is the largest transcript slice staged in memory for
+	// redaction (maxStagedInMemory; tests lower it to reach the file).
+	inMemory int64
+
 	// packs names the pack indexes go-git has loaded; see refresh.
 	packs string
 
@@ -73,7 +77,7 @@ func Open(commonDir string) (*Repo, error) {
 		return nil, fmt.Errorf("open checkpoints repo %s: %w", dir, err)
 	}
 	red := redact.New()
-	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, red: red, copyRedacted: red.Copy}, nil
+	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, inMemory: maxStagedInMemory, red: red, copyRedacted: red.Copy}, nil
 }
 
 // checkFormat refuses repositories this package would corrupt: objects are

@@ -59,7 +59,7 @@ func (c *cluster) work(t *testing.T, tag string) [][]string {
 	for i, f := range c.clones {
 		wg.Go(func() {
 			sessions := []string{fmt.Sprintf("c%d-%s-s0", i, tag), fmt.Sprintf("c%d-%s-s1", i, tag)}
-			res, err := f.repo.Condense(f.st, sessions)
+			res, err := f.repo.Condense(f.st, sessions, nil)
 			if err != nil {
 				errs[i] = err
 				return

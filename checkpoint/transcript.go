@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/tetherdev/tether/redact"
 )
 
 // chunkName is the file name of the i-th transcript chunk.
@@ -62,9 +64,10 @@ func chunkCuts(r io.ReaderAt, from, to, limit int64) ([]int64, error) {
 // checkpoint records the transcript as unavailable and keeps the rest.
 //
 // The whole slice is redacted before it is split, so a secret that would
-// straddle two chunks is still one match: the redacted bytes stream into a
-// temporary file in b.tmpDir, which is then cut into chunks. Memory stays
-// bounded whatever the size of the slice.
+// straddle two chunks is still one match: the redacted bytes go to memory
+// when the slice is small (up to Repo.inMemory, as most turns are),
+// else stream into a temporary file in b.tmpDir, and are then cut into
+// chunks. Memory stays bounded whatever the size of the slice.
 func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.TreeEntry, error) {
 	*t = Transcript{Path: path, From: sp.from, To: sp.to}
 	unavailable := func(reason string) ([]object.TreeEntry, error) {
@@ -96,22 +99,32 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	if t.From > size {
 		return unavailable(fmt.Sprintf("transcript has %d bytes, fewer than the recorded offset %d", size, t.From))
 	}
-	tmp, err := b.tempFile()
-	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name()) // already gone where the OS allowed removing it while open
-	}()
 	src := &countingReader{r: io.NewSectionReader(f, t.From, t.To-t.From)}
-	counts, n, err := b.r.copyRedacted(tmp, src)
+	var staged io.ReaderAt // the redacted slice
+	var counts redact.Counts
+	var n int64
+	if t.To-t.From <= b.r.inMemory {
+		var buf bytes.Buffer
+		counts, n, err = b.r.copyRedacted(&buf, src)
+		staged = bytes.NewReader(buf.Bytes())
+	} else {
+		tmp, terr := b.tempFile()
+		if terr != nil {
+			return nil, fmt.Errorf("transcript %s: %w", path, terr)
+		}
+		defer func() {
+			tmp.Close()
+			os.Remove(tmp.Name()) // already gone where the OS allowed removing it while open
+		}()
+		counts, n, err = b.r.copyRedacted(tmp, src)
+		staged = tmp
+	}
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: redact: %w", path, err)
 	}
 	// The file may have shrunk since Stat: record the range actually read.
 	t.To = t.From + src.n
-	cuts, err := chunkCuts(tmp, 0, n, b.r.chunk)
+	cuts, err := chunkCuts(staged, 0, n, b.r.chunk)
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
@@ -119,7 +132,7 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	var entries []object.TreeEntry
 	var pos int64
 	for i, cut := range cuts {
-		h, err := b.writeStream(plumbing.BlobObject, cut-pos, io.TeeReader(io.NewSectionReader(tmp, pos, cut-pos), sum))
+		h, err := b.writeStream(plumbing.BlobObject, cut-pos, io.TeeReader(io.NewSectionReader(staged, pos, cut-pos), sum))
 		if err != nil {
 			return nil, fmt.Errorf("transcript %s: %w", path, err)
 		}
@@ -132,6 +145,11 @@ func (b *batch) writeTranscript(path string, sp span, t *Transcript) ([]object.T
 	t.Redactions = counts
 	return entries, nil
 }
+
+// maxStagedInMemory is the largest slice staged in memory rather than in a
+// temporary file (Repo.inMemory): creating and removing a file per
+// checkpoint costs more than the rest of a small checkpoint together.
+const maxStagedInMemory = 4 << 20
 
 // tempFile creates the file a redacted slice is staged in. It is unlinked
 // at once where the OS allows it (not Windows), so a crash leaves nothing

@@ -46,7 +46,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 					return out, fmt.Errorf("open repository: %w", err)
 				}
 			}
-			if _, err := condense(st, cp, []string{s.ID}); err != nil {
+			if _, err := condense(st, cp, []string{s.ID}, nil); err != nil {
 				c.Kept = "its pending turns could not be saved: " + err.Error()
 			} else if fresh, err := st.Load(s.ID); err != nil || fresh.HasPending() {
 				c.Kept = "its pending turns could not be saved"

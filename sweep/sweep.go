@@ -165,20 +165,29 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 		return fmt.Errorf("open repository: %w", err)
 	}
 	if len(toCondense) > 0 {
-		results, err := condense(st, cp, toCondense)
+		// At a commit, the checkpoints of this worktree's sessions are
+		// linked to it as they are written.
+		var link *checkpoint.Link
+		if head != "" {
+			link = &checkpoint.Link{Commit: head, Wants: func(s *state.Session, _ *checkpoint.Checkpoint) bool {
+				return s.Worktree == repo.WorkTree
+			}}
+		}
+		results, err := condense(st, cp, toCondense, link)
 		rep.Checkpoints = append(rep.Checkpoints, results...)
+		for _, r := range results {
+			if r.Linked {
+				rep.Linked, rep.Head = append(rep.Linked, r.Checkpoint), head
+			}
+		}
 		if err != nil {
 			return err
 		}
-		for _, r := range results {
-			if r.Checkpoint != "" {
-				pendingLinks = appendUnique(pendingLinks, r.Session)
-			}
-		}
 	}
 	if head != "" && len(pendingLinks) > 0 {
+		// Checkpoints condensed earlier, waiting for a commit.
 		linked, err := linkToHead(st, cp, repo.WorkTree, head, pendingLinks)
-		rep.Linked, rep.Head = linked, head
+		rep.Linked, rep.Head = append(rep.Linked, linked...), head
 		if err != nil {
 			return fmt.Errorf("link checkpoints to %s: %w", head, err)
 		}
@@ -264,15 +273,16 @@ func appendUnique(list []string, s string) []string {
 }
 
 // condense writes the pending turns of the given sessions to the
-// checkpoints, marks the new checkpoints as waiting for a commit to link
-// to and, once all went well, clears the sessions' to-condense marks.
+// checkpoints, linking those link wants, marks the others as waiting for a
+// commit to link to and, once all went well, clears the sessions'
+// to-condense marks.
 // After a failure the marks stay and the next sweep tries again:
 // condensing is idempotent.
-func condense(st *state.Store, cp *checkpoint.Repo, ids []string) ([]checkpoint.Result, error) {
-	results, err := cp.Condense(st, ids)
+func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoint.Link) ([]checkpoint.Result, error) {
+	results, err := cp.Condense(st, ids, link)
 	var made []string
 	for _, r := range results {
-		if r.Checkpoint != "" {
+		if r.Checkpoint != "" && !r.Linked {
 			made = append(made, r.Session)
 		}
 	}
