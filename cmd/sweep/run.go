@@ -160,7 +160,7 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 		}
 		note := ""
 		if c.Skipped {
-			note = " (already on the branch)"
+			note = " (already stored)"
 		}
 		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %d turn(s)%s\n", c.Checkpoint, shortID(c.Session), c.Turns, note)
 	}
