@@ -23,9 +23,10 @@ import (
 // store's active flag (state.ActiveFlag), so a store with nothing live
 // costs a commit no process at all.
 //
-// However much the sweep has to do, the commit waits for it at most
-// tether.commitWait (git config; commitWait by default): a sweep still
-// running then goes on by itself, detached, and the commit returns.
+// However much is pending, the commit waits at most tether.commitWait (git
+// config; commitWait by default) for the gate and the sweep together: a
+// sweep still running then goes on by itself, detached, and the commit
+// returns.
 func postCommit(getenv func(string) string, stderr io.Writer) {
 	start := time.Now()
 	cwd, err := os.Getwd()
@@ -41,14 +42,6 @@ func postCommit(getenv func(string) string, stderr io.Writer) {
 		return
 	}
 	defer st.Close()
-	if !sweepNeeded(st, repo, getenv, start) {
-		return
-	}
-	bin := sweepBinary()
-	if bin == "" {
-		fmt.Fprintln(stderr, "tether-hook: post-commit: tether-sweep not found next to tether-hook or on PATH")
-		return
-	}
 	wait := commitWait
 	if v, ok := gitdir.ConfigValue(repo, getenv, "tether", "commitWait"); ok {
 		if wait, err = time.ParseDuration(v); err != nil || wait < 0 {
@@ -56,9 +49,28 @@ func postCommit(getenv func(string) string, stderr io.Writer) {
 			wait = commitWait
 		}
 	}
+	deadline := start.Add(wait)
+	// The gate's own look grows with the live sessions: past the deadline,
+	// in doubt, the sweep starts and the commit returns.
+	needed := make(chan bool, 1)
+	go func() { needed <- sweepNeeded(st, repo, getenv, start) }()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case n := <-needed:
+		if !n {
+			return
+		}
+	case <-timer.C:
+	}
+	bin := sweepBinary()
+	if bin == "" {
+		fmt.Fprintln(stderr, "tether-hook: post-commit: tether-sweep not found next to tether-hook or on PATH")
+		return
+	}
 	cmd := exec.Command(bin, "run", "--hook", "post-commit", "--quiet")
 	cmd.Dir = repo.WorkTree
-	if err := runBounded(cmd, wait-time.Since(start), stderr); errors.Is(err, errDetached) {
+	if err := runBounded(cmd, time.Until(deadline), stderr); errors.Is(err, errDetached) {
 		st.Logger().Info(sweepDetachedMsg, "pid", cmd.Process.Pid, "waited", wait.String())
 	} else if err != nil {
 		fmt.Fprintf(stderr, "tether-hook: post-commit: %v\n", err)

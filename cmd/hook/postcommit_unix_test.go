@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -135,4 +136,37 @@ func TestCommitShowsTheSweepsOutput(t *testing.T) {
 	if !strings.Contains(stderr, `tether.commitWait: "soon" is not a duration`) {
 		t.Errorf("commit stderr %q does not name the bad setting", stderr)
 	}
+}
+
+// The gate's own look at the store counts against the wait: past it, in
+// doubt, the sweep starts and the commit returns, however many sessions
+// there are to look at.
+func TestCommitWaitBoundsTheGate(t *testing.T) {
+	scratch := t.TempDir()
+	started := filepath.Join(scratch, "started")
+	r := gateWithFakeSweep(t, `touch `+started+`
+`)
+	st := r.store(t)
+	self, err := proclive.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Live sessions with nothing pending: a gate that looked at them all
+	// would start nothing.
+	var ids []string
+	for i := range 500 {
+		ids = append(ids, fmt.Sprintf("idle-%03d", i))
+	}
+	_, errs := st.MutateEach(append(ids, "pending"), func(tx *state.Tx) error {
+		s, now := tx.Session, time.Now().UTC()
+		s.Agent, s.Phase, s.Owner, s.Worktree = "claude-code", state.PhaseIdle, &self, r.dir
+		s.StartedAt, s.LastHookAt, s.CondensedTurns, s.Condensed = now, now, s.Turns, s.TurnLogSize
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	git(t, r.dir, "config", "tether.commitWait", "1ns")
+	commit(t, r)
+	waitForFile(t, started)
 }
