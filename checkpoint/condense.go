@@ -119,17 +119,19 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link) (results []Re
 			jobs = append(jobs, j)
 		}
 	}
-	if err := r.commitJobs(b, jobs); err != nil {
-		return nil, errors.Join(append(errs, err)...)
-	}
-	r.callHook("after-ref", CheckpointsRef)
+	var note *pendingNote
 	if link != nil {
-		// A failed link leaves the checkpoints to be linked later, as if
-		// none was asked for: they are recorded either way.
-		if err := r.linkJobs(jobs, link); err != nil {
+		// A link that cannot be made leaves the checkpoints to be linked
+		// later, as if none was asked for: they are recorded either way.
+		var err error
+		if note, err = r.linkJobs(jobs, link); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	if err := r.commitJobs(b, jobs, note); err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	r.callHook("after-ref", CheckpointsRef)
 	recorded := recordCondensed(st, jobs)
 	for i, j := range jobs {
 		if recorded[i] != nil {
@@ -226,30 +228,29 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash,
 	return j, nil
 }
 
-// linkJobs links the checkpoints of jobs that link wants to its commit, in
-// one note write.
-func (r *Repo) linkJobs(jobs []*job, link *Link) error {
+// pendingNote is a link for commitJobs to write with the checkpoints:
+// the IDs of jobs to merge into the note of commit.
+type pendingNote struct {
+	commit plumbing.Hash
+	jobs   []*job
+}
+
+// linkJobs picks the jobs whose checkpoints link wants (nil when none).
+func (r *Repo) linkJobs(jobs []*job, link *Link) (*pendingNote, error) {
 	h, err := r.resolveCommit(link.Commit)
 	if err != nil {
-		return fmt.Errorf("link to %s: %w", link.Commit, err)
+		return nil, fmt.Errorf("link to %s: %w", link.Commit, err)
 	}
-	var ids []string
-	var linked []*job
+	note := &pendingNote{commit: h}
 	for _, j := range jobs {
 		if link.Wants(j.session, j.cp) {
-			ids, linked = append(ids, j.res.Checkpoint), append(linked, j)
+			note.jobs = append(note.jobs, j)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(note.jobs) == 0 {
+		return nil, nil
 	}
-	if err := r.writeNote(h, ids); err != nil {
-		return fmt.Errorf("link %s: %w", h, err)
-	}
-	for _, j := range linked {
-		j.linked, j.res.Linked = h.String(), true
-	}
-	return nil
+	return note, nil
 }
 
 // sessionEnded reports whether the records were written by a session that
@@ -341,11 +342,12 @@ func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, sp span, j *j
 // commitJobs puts the checkpoints on the refs, one commit per ref however
 // many checkpoints: their transcripts on the transcript refs first, then
 // checkpoint.json and prompts.md on CheckpointsRef, so a checkpoint is
-// never listed before its transcript is stored. All new objects go into
-// one pack. A checkpoint already there with the same content is skipped. A
-// lost compare-and-swap rebuilds on the new tips (what went through is
-// then found in place); the checkpoint trees are reused.
-func (r *Repo) commitJobs(b *batch, jobs []*job) error {
+// never listed before its transcript is stored, then the note linking
+// them, if any, which names them. All new objects go into one pack. A
+// checkpoint already there with the same content is skipped. A lost
+// compare-and-swap rebuilds on the new tips (what went through is then
+// found in place); the checkpoint trees are reused.
+func (r *Repo) commitJobs(b *batch, jobs []*job, note *pendingNote) error {
 	refs := []plumbing.ReferenceName{}
 	byRef := map[plumbing.ReferenceName][]*job{}
 	for _, j := range jobs {
@@ -409,6 +411,19 @@ func (r *Repo) commitJobs(b *batch, jobs []*job) error {
 			}
 			updates = append(updates, update{ref, c, tip})
 		}
+		if note != nil {
+			var ids []string
+			for _, j := range note.jobs {
+				ids = append(ids, j.res.Checkpoint)
+			}
+			c, tip, changed, err := b.noteCommit(note.commit, ids)
+			if err != nil {
+				return err
+			}
+			if changed {
+				updates = append(updates, update{NotesRef, c, tip})
+			}
+		}
 		if err := b.flush(); err != nil {
 			return err
 		}
@@ -425,6 +440,11 @@ func (r *Repo) commitJobs(b *batch, jobs []*job) error {
 			}
 		}
 		if !lost {
+			if note != nil {
+				for _, j := range note.jobs {
+					j.linked, j.res.Linked = note.commit.String(), true
+				}
+			}
 			return nil
 		}
 	}
