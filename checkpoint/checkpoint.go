@@ -71,12 +71,17 @@ type Turn struct {
 	Redactions redact.Counts `json:"redactions,omitempty"`
 }
 
-// Transcript describes the transcript slice stored with the checkpoint.
+// Transcript describes the transcript slice stored for the checkpoint.
 // From and To locate the slice in the agent's file; Bytes and SHA256
 // describe what was stored: the slice after redaction, which differs in
 // length from To - From when a secret was replaced.
 type Transcript struct {
-	Path       string        `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Ref is the ref holding the stored slice (TranscriptRef), at the
+	// checkpoint's path; empty when nothing was stored, and for a
+	// checkpoint migrated from LegacyBranch, whose slice is on
+	// LegacyTranscripts.
+	Ref        string        `json:"ref,omitempty"`
 	From       int64         `json:"from"`  // byte offset of the slice in the transcript file
 	To         int64         `json:"to"`    // end offset (exclusive)
 	Bytes      int64         `json:"bytes"` // size of the stored (redacted) slice
@@ -225,7 +230,7 @@ func parseCheckpoint(data []byte) (*Checkpoint, error) {
 }
 
 // promptsMarkdown renders prompts.md: the prompts of the checkpoint's
-// turns, for a person browsing the branch.
+// turns, for a person browsing the checkpoints with git.
 func (c *Checkpoint) promptsMarkdown() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Session %s (%s)\n\nCheckpoint %s", c.Session, c.Agent, c.ID)

@@ -15,7 +15,7 @@ import (
 )
 
 // lockName is the store lock (locks/checkpoints.lock) serializing writes to
-// the branch and the notes.
+// the checkpoint refs and the notes.
 const lockName = "checkpoints"
 
 // Result is what Condense did for one session.
@@ -23,15 +23,34 @@ type Result struct {
 	Session    string `json:"session"`
 	Checkpoint string `json:"checkpoint"`
 	Turns      int    `json:"turns"`             // turns in the checkpoint
-	Skipped    bool   `json:"skipped,omitempty"` // the branch already held it with the same content
+	Skipped    bool   `json:"skipped,omitempty"` // already stored with the same content
+	Linked     bool   `json:"linked,omitempty"`  // linked to Link.Commit
+}
+
+// Link asks Condense to link the checkpoints it writes to a commit (the
+// one a post-commit sweep runs for), those Wants says go with it, and to
+// record the link in the same write that records the checkpoint: one state
+// write per session, not two.
+type Link struct {
+	Commit string // a commit: a full hash or a ref, as Link takes
+	// Wants decides for each new checkpoint, given the session as loaded
+	// for condensing.
+	Wants func(s *state.Session, c *Checkpoint) bool
 }
 
 // job is one session's checkpoint, its objects written, waiting for the
-// commit and then for the session state update.
+// commits and then for the session state update.
 type job struct {
-	res  Result
-	leaf plumbing.Hash // tree of the checkpoint directory
-	// Turn-log progress to record once the commit is on the branch;
+	res Result
+	// meta is the tree of the checkpoint's directory on CheckpointsRef;
+	// transcript, of its directory on the ref it names (zero when the
+	// transcript was unavailable: nothing stored).
+	meta, transcript plumbing.Hash
+	ref              plumbing.ReferenceName
+	session          *state.Session // as loaded for condensing
+	cp               *Checkpoint
+	linked           string // the commit the checkpoint was linked to
+	// Turn-log progress to record once the commits are on the refs;
 	// advance is false when an earlier checkpoint was rewritten in place.
 	advance        bool
 	next           int64 // turn-log offset reached
@@ -39,7 +58,7 @@ type job struct {
 	starts         int   // turn-starts condensed
 }
 
-// Condense writes the pending turns of the given sessions to the branch:
+// Condense writes the pending turns of the given sessions as checkpoints:
 // one checkpoint per session with pending turns, all in one commit, then
 // advances each session's condensed offset. A session that fails (corrupt
 // state, unreadable turn log) is reported in the returned error and does
@@ -52,29 +71,31 @@ type job struct {
 // without that turn ending, into the same checkpoint rewritten with the
 // turn marked interrupted.
 //
+// With link set, the new checkpoints it wants are linked to its commit
+// (see Link) before the sessions record their progress.
+//
 // It holds the store's checkpoints lock throughout, so concurrent
 // condensers never condense the same turns twice, and takes session locks
 // (Mutate) inside it: callers must not hold a session lock.
-func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err error) {
-	unlock, err := st.Lock(lockName)
+func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
+	err = r.locked(st, func() error {
+		results, err = r.condense(st, ids, link)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return results, fmt.Errorf("condense: %w", err)
 	}
-	defer func() {
-		if uerr := unlock(); uerr != nil {
-			err = errors.Join(err, fmt.Errorf("condense: release lock: %w", uerr))
-		}
-	}()
-	if err := r.refresh(); err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
-	}
-	tip, err := r.readRef(Branch)
+	return results, nil
+}
+
+func (r *Repo) condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
+	clone, err := st.CloneID()
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
-	root, err := r.commitTree(tip)
+	_, root, err := r.tipAndRoot(CheckpointsRef)
 	if err != nil {
-		return nil, fmt.Errorf("condense: %w", err)
+		return nil, err
 	}
 	b := r.newBatch()
 	defer b.discard()
@@ -88,7 +109,7 @@ func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err er
 			continue
 		}
 		seen[id] = true
-		j, err := r.prepare(b, st, id, root)
+		j, err := r.prepare(b, st, id, root, clone)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("condense %s: %w", id, err))
 			continue
@@ -97,13 +118,23 @@ func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err er
 			jobs = append(jobs, j)
 		}
 	}
-	if err := r.commitJobs(b, tip, root, jobs); err != nil {
-		return nil, errors.Join(append(errs, fmt.Errorf("condense: %w", err))...)
-	}
-	r.callHook("after-ref", Branch)
-	for _, j := range jobs {
-		if err := recordCondensed(st, j); err != nil {
+	var note *pendingNote
+	if link != nil {
+		// A link that cannot be made leaves the checkpoints to be linked
+		// later, as if none was asked for: they are recorded either way.
+		var err error
+		if note, err = r.linkJobs(jobs, link); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if err := r.commitJobs(b, jobs, note); err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	r.callHook("after-ref", CheckpointsRef)
+	recorded := recordCondensed(st, jobs)
+	for i, j := range jobs {
+		if recorded[i] != nil {
+			errs = append(errs, recorded[i])
 			continue
 		}
 		results = append(results, j.res)
@@ -111,9 +142,10 @@ func (r *Repo) Condense(st *state.Store, ids []string) (results []Result, err er
 	return results, errors.Join(errs...)
 }
 
-// prepare builds the checkpoint of one session against the branch tree
-// root and writes its objects; nil means nothing is pending.
-func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash) (*job, error) {
+// prepare builds the checkpoint of one session against the tree root of
+// CheckpointsRef and writes its objects, its transcript for the clone
+// named clone; nil means nothing is pending.
+func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash, clone string) (*job, error) {
 	s, err := st.Load(id)
 	if err != nil {
 		return nil, err
@@ -180,16 +212,44 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash)
 		if path == "" {
 			path = s.TranscriptPath
 		}
+		j.ref = plumbing.ReferenceName(prev.Transcript.Ref) // where the first version went
 	default:
 		return nil, nil
 	}
-	leaf, err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp)
-	if err != nil {
+	if j.ref == "" {
+		j.ref = TranscriptRef(cp.generation(), clone)
+	}
+	if err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp, j); err != nil {
 		return nil, err
 	}
 	j.res = Result{Session: id, Checkpoint: cp.ID, Turns: len(cp.Turns)}
-	j.leaf = leaf
+	j.session, j.cp = s, cp
 	return j, nil
+}
+
+// pendingNote is a link for commitJobs to write with the checkpoints:
+// the IDs of jobs to merge into the note of commit.
+type pendingNote struct {
+	commit plumbing.Hash
+	jobs   []*job
+}
+
+// linkJobs picks the jobs whose checkpoints link wants (nil when none).
+func (r *Repo) linkJobs(jobs []*job, link *Link) (*pendingNote, error) {
+	h, err := r.resolveCommit(link.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("link to %s: %w", link.Commit, err)
+	}
+	note := &pendingNote{commit: h}
+	for _, j := range jobs {
+		if link.Wants(j.session, j.cp) {
+			note.jobs = append(note.jobs, j)
+		}
+	}
+	if len(note.jobs) == 0 {
+		return nil, nil
+	}
+	return note, nil
 }
 
 // sessionEnded reports whether the records were written by a session that
@@ -230,16 +290,23 @@ func (r *Repo) redactPrompts(turns []Turn) []Turn {
 	return turns
 }
 
-// writeCheckpoint writes the files of a checkpoint and returns the tree of
-// its directory. Its prompts are already redacted; the transcript slice is
-// redacted here, and checkpoint.json and prompts.md pass the redactor whole
-// as well, so a secret in any other field (a branch or path name) is masked
-// and counted too. Every step is deterministic: a retry writes the same
-// bytes.
-func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, loc transcriptLoc, sp span) (plumbing.Hash, error) {
-	entries, err := b.writeTranscript(transcript, loc, sp, &cp.Transcript)
+// writeCheckpoint writes the files of a checkpoint and sets the trees of
+// its directories in j: the transcript slice on j.ref, checkpoint.json and
+// prompts.md on CheckpointsRef. Its prompts are already redacted; the
+// transcript slice is redacted here, and checkpoint.json and prompts.md
+// pass the redactor whole as well, so a secret in any other field (a
+// branch or path name) is masked and counted too. Every step is
+// deterministic: a retry writes the same bytes.
+func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, loc transcriptLoc, sp span, j *job) error {
+	chunks, err := b.writeTranscript(transcript, loc, sp, &cp.Transcript)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return err
+	}
+	if len(chunks) > 0 {
+		cp.Transcript.Ref = j.ref.String()
+		if j.transcript, err = b.writeTree(chunks); err != nil {
+			return err
+		}
 	}
 	cp.Redactions = nil
 	for _, t := range cp.Turns {
@@ -248,92 +315,179 @@ func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, loc transcrip
 	cp.Redactions = addCounts(cp.Redactions, cp.Transcript.Redactions)
 	data, err := cp.marshal()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	if _, other := b.r.red.String(string(data)); other != nil {
 		cp.Redactions = addCounts(cp.Redactions, other)
 		if data, err = cp.marshal(); err != nil {
-			return plumbing.ZeroHash, err
+			return err
 		}
 		clean, _ := b.r.red.String(string(data))
 		data = []byte(clean)
 	}
 	md, _ := b.r.red.String(string(cp.promptsMarkdown())) // its secrets are the ones counted above
+	var entries []object.TreeEntry
 	for name, content := range map[string][]byte{"checkpoint.json": data, "prompts.md": []byte(md)} {
 		h, err := b.writeBytes(plumbing.BlobObject, content)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %s: %w", cp.ID, name, err)
+			return fmt.Errorf("checkpoint %s: %s: %w", cp.ID, name, err)
 		}
 		entries = append(entries, blobEntry(name, h))
 	}
-	return b.writeTree(entries)
+	j.meta, err = b.writeTree(entries)
+	return err
 }
 
-// commitJobs puts the checkpoints in one commit on the branch, skipping
-// those already there with the same content. A lost compare-and-swap
-// rebuilds the root on the new tip; the checkpoint trees are reused.
-func (r *Repo) commitJobs(b *batch, tip, root plumbing.Hash, jobs []*job) error {
+// commitJobs puts the checkpoints on the refs, one commit per ref however
+// many checkpoints: their transcripts on the transcript refs first, then
+// checkpoint.json and prompts.md on CheckpointsRef, so a checkpoint is
+// never listed before its transcript is stored, then the note linking
+// them, if any, which names them. All new objects go into one pack. A
+// checkpoint already there with the same content is skipped. A lost
+// compare-and-swap rebuilds on the new tips (what went through is then
+// found in place); the checkpoint trees are reused.
+func (r *Repo) commitJobs(b *batch, jobs []*job, note *pendingNote) error {
+	refs := []plumbing.ReferenceName{}
+	byRef := map[plumbing.ReferenceName][]*job{}
+	for _, j := range jobs {
+		if !j.transcript.IsZero() {
+			if byRef[j.ref] == nil {
+				refs = append(refs, j.ref)
+			}
+			byRef[j.ref] = append(byRef[j.ref], j)
+		}
+	}
+	slices.Sort(refs)
+	refs = append(refs, CheckpointsRef)
+	byRef[CheckpointsRef] = jobs
 	for range casAttempts {
-		var edits []edit
-		var msg strings.Builder
-		for _, j := range jobs {
-			id := j.res.Checkpoint
-			e, ok, err := r.lookup(root, id[:2], id[2:])
+		type update struct {
+			ref         plumbing.ReferenceName
+			commit, old plumbing.Hash
+		}
+		var updates []update
+		for _, ref := range refs {
+			tip, root, err := r.tipAndRoot(ref)
 			if err != nil {
 				return err
 			}
-			j.res.Skipped = ok && e.Hash == j.leaf
-			if !j.res.Skipped {
-				edits = append(edits, edit{path: []string{id[:2], id[2:]}, entry: treeEntry(id[2:], j.leaf)})
+			var edits []edit
+			var msg strings.Builder
+			for _, j := range byRef[ref] {
+				id, leaf := j.res.Checkpoint, j.meta
+				if ref != CheckpointsRef {
+					leaf = j.transcript
+				}
+				e, ok, err := r.lookup(root, id[:2], id[2:])
+				if err != nil {
+					return err
+				}
+				same := ok && e.Hash == leaf
+				if ref == CheckpointsRef {
+					j.res.Skipped = same
+				}
+				if same {
+					continue
+				}
+				edits = append(edits, edit{path: []string{id[:2], id[2:]}, entry: treeEntry(id[2:], leaf)})
 				fmt.Fprintf(&msg, "%s  session %s, %s\n", id, j.res.Session, plural(j.res.Turns, "turn"))
 			}
+			if len(edits) == 0 {
+				continue
+			}
+			newRoot, err := b.applyEdits(root, edits)
+			if err != nil {
+				return err
+			}
+			what := "checkpoint"
+			if ref != CheckpointsRef {
+				what = "transcript"
+			}
+			text, _ := r.red.String(fmt.Sprintf("tether: %s\n\n%s", plural(len(edits), what), msg.String())) // session IDs come from agents
+			c, err := b.writeCommit(newRoot, text, tip)
+			if err != nil {
+				return err
+			}
+			updates = append(updates, update{ref, c, tip})
 		}
-		if len(edits) == 0 {
-			return b.flush()
-		}
-		newRoot, err := b.applyEdits(root, edits)
-		if err != nil {
-			return err
-		}
-		text, _ := r.red.String(fmt.Sprintf("tether: %s\n\n%s", plural(len(edits), "checkpoint"), msg.String())) // session IDs come from agents
-		c, err := b.writeCommit(newRoot, text, tip)
-		if err != nil {
-			return err
+		if note != nil {
+			var ids []string
+			for _, j := range note.jobs {
+				ids = append(ids, j.res.Checkpoint)
+			}
+			c, tip, changed, err := b.noteCommit(note.commit, ids)
+			if err != nil {
+				return err
+			}
+			if changed {
+				updates = append(updates, update{NotesRef, c, tip})
+			}
 		}
 		if err := b.flush(); err != nil {
 			return err
 		}
-		r.callHook("before-ref", Branch)
-		err = r.casRef(Branch, c, tip)
-		if !errors.Is(err, errRefChanged) {
-			return err
+		lost := false
+		for _, u := range updates {
+			r.callHook("before-ref", u.ref.String())
+			err := r.casRef(u.ref, u.commit, u.old)
+			if errors.Is(err, errRefChanged) {
+				lost = true
+				break
+			}
+			if err != nil {
+				return err
+			}
 		}
-		if tip, err = r.readRef(Branch); err != nil {
-			return err
-		}
-		if root, err = r.commitTree(tip); err != nil {
-			return err
+		if !lost {
+			if note != nil {
+				for _, j := range note.jobs {
+					j.linked, j.res.Linked = note.commit.String(), true
+				}
+			}
+			return nil
 		}
 	}
-	return fmt.Errorf("update %s: lost the race %d times", Branch, casAttempts)
+	return fmt.Errorf("update %s: lost the race %d times", CheckpointsRef, casAttempts)
 }
 
-// recordCondensed advances the session's condensed offset and lists the
-// checkpoint, never moving the offset back if another condenser already
-// got further.
-func recordCondensed(st *state.Store, j *job) error {
-	_, err := st.MutateTx(j.res.Session, func(tx *state.Tx) error {
+// tipAndRoot reads a ref's commit and its tree (zero for a missing ref).
+func (r *Repo) tipAndRoot(ref plumbing.ReferenceName) (tip, root plumbing.Hash, err error) {
+	if tip, err = r.readRef(ref); err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	if root, err = r.commitTree(tip); err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, err
+	}
+	return tip, root, nil
+}
+
+// recordCondensed advances each job's session's condensed offset and lists
+// its checkpoint (with the commit it was linked to, if any), all sessions
+// in one grouped write, never moving an offset back if another condenser
+// already got further. It returns each job's error.
+func recordCondensed(st *state.Store, jobs []*job) []error {
+	ids := make([]string, len(jobs))
+	byID := make(map[string]*job, len(jobs))
+	for i, j := range jobs {
+		ids[i], byID[j.res.Session] = j.res.Session, j
+	}
+	_, errs := st.MutateEach(ids, func(tx *state.Tx) error {
 		if !tx.Exists {
 			return fmt.Errorf("session is gone: %w", state.ErrNotFound)
 		}
-		s, changed := tx.Session, false
+		s, j, changed := tx.Session, byID[tx.Session.ID], false
 		if j.advance && s.Condensed < j.next {
 			s.CondensedTurns = max(s.CondensedTurns, j.condensedTurns+j.starts)
 			s.Condensed = j.next
 			changed = true
 		}
-		if !slices.ContainsFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint }) {
+		i := slices.IndexFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint })
+		if i < 0 {
 			s.Checkpoints = append(s.Checkpoints, state.CheckpointRef{ID: j.res.Checkpoint})
+			i, changed = len(s.Checkpoints)-1, true
+		}
+		if c := &s.Checkpoints[i]; j.linked != "" && !slices.Contains(c.Linked, j.linked) {
+			c.Linked = append(c.Linked, j.linked)
 			changed = true
 		}
 		if !changed {
@@ -341,130 +495,12 @@ func recordCondensed(st *state.Store, j *job) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("record checkpoint %s in session %s: %w", j.res.Checkpoint, j.res.Session, err)
-	}
-	return nil
-}
-
-// Read returns the checkpoint with the given ID, or the only one whose ID
-// starts with the given prefix (at least 4 hex digits).
-func (r *Repo) Read(id string) (*Checkpoint, error) {
-	all, err := r.read(id, false)
-	if err != nil {
-		return nil, err
-	}
-	return all[0], nil
-}
-
-// ReadVariants is Read, followed by the other versions of the checkpoint
-// that merges kept beside it (checkpoint.theirs-<hash>.json): two clones
-// that once held different content under one ID both keep theirs visible.
-func (r *Repo) ReadVariants(id string) ([]*Checkpoint, error) {
-	return r.read(id, true)
-}
-
-func (r *Repo) read(id string, variants bool) ([]*Checkpoint, error) {
-	if err := r.refresh(); err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
-	}
-	tip, err := r.readRef(Branch)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
-	}
-	root, err := r.commitTree(tip)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", id, err)
-	}
-	full, dir, err := r.find(root, id)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := r.treeEntries(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
-	}
-	var ours *Checkpoint
-	var theirs []*Checkpoint
-	for _, e := range entries {
-		isTheirs := strings.HasPrefix(e.Name, "checkpoint.theirs-")
-		if e.Name != "checkpoint.json" && !(variants && isTheirs) {
-			continue
-		}
-		cp, err := r.readCheckpointBlob(e.Hash)
+	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("read checkpoint %s: %s: %w", full, e.Name, err)
-		}
-		if isTheirs {
-			theirs = append(theirs, cp)
-		} else {
-			ours = cp
+			errs[i] = fmt.Errorf("record checkpoint %s in session %s: %w", jobs[i].res.Checkpoint, ids[i], err)
 		}
 	}
-	if ours == nil {
-		return nil, fmt.Errorf("read checkpoint %s: no checkpoint.json", full)
-	}
-	return append([]*Checkpoint{ours}, theirs...), nil
-}
-
-// readAt reads a checkpoint from the branch tree root.
-func (r *Repo) readAt(root plumbing.Hash, id string) (*Checkpoint, error) {
-	full, dir, err := r.find(root, id)
-	if err != nil {
-		return nil, err
-	}
-	e, ok, err := r.lookup(dir, "checkpoint.json")
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("read checkpoint %s: no checkpoint.json", full)
-	}
-	cp, err := r.readCheckpointBlob(e.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", full, err)
-	}
-	return cp, nil
-}
-
-// find resolves a checkpoint ID, or a unique prefix of one, to its full ID
-// and the tree of its directory under the branch tree root.
-func (r *Repo) find(root plumbing.Hash, id string) (string, plumbing.Hash, error) {
-	if !validID(id) {
-		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %q: not a checkpoint ID: %w", id, ErrNotFound)
-	}
-	dir, ok, err := r.lookup(root, id[:2])
-	if err != nil {
-		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
-	}
-	var matches []object.TreeEntry
-	if ok {
-		entries, err := r.treeEntries(dir.Hash)
-		if err != nil {
-			return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
-		}
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name, id[2:]) {
-				matches = append(matches, e)
-			}
-		}
-	}
-	switch len(matches) {
-	case 0:
-		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w", id, ErrNotFound)
-	case 1:
-		return id[:2] + matches[0].Name, matches[0].Hash, nil
-	default:
-		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: prefix matches %d checkpoints", id, len(matches))
-	}
-}
-
-func (r *Repo) readCheckpointBlob(h plumbing.Hash) (*Checkpoint, error) {
-	data, err := r.readBlob(h)
-	if err != nil {
-		return nil, err
-	}
-	return parseCheckpoint(data)
+	return errs
 }
 
 // addCounts returns c with o added, allocating c when needed: Counts.Add

@@ -42,16 +42,36 @@ func TestCondenseReadableByGit(t *testing.T) {
 		t.Errorf("branch has %s root commits, want an orphan branch with 1", n)
 	}
 	path := "tether/checkpoints/v1:" + id[:2] + "/" + id[2:] + "/"
-	if ls := runGit(t, f.dir, "ls-tree", "--name-only", path); ls != "checkpoint.json\nprompts.md\ntranscript.jsonl" {
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", path); ls != "checkpoint.json\nprompts.md" {
 		t.Errorf("checkpoint files:\n%s", ls)
-	}
-	whole := readFile(t, a.transcript)
-	if got := runGit(t, f.dir, "show", path+"transcript.jsonl") + "\n"; got != whole[before:] {
-		t.Errorf("transcript.jsonl = %q, want %q", got, whole[before:])
 	}
 	var cp Checkpoint
 	if err := json.Unmarshal([]byte(runGit(t, f.dir, "show", path+"checkpoint.json")), &cp); err != nil {
 		t.Fatal(err)
+	}
+	// The transcript is on the ref checkpoint.json names: this clone's,
+	// for the month of the first turn.
+	clone, err := f.st.CloneID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "refs/tether/transcripts/v1/2026-05/" + clone; cp.Transcript.Ref != want {
+		t.Errorf("transcript ref %q, want %q", cp.Transcript.Ref, want)
+	}
+	tpath := cp.Transcript.Ref + ":" + id[:2] + "/" + id[2:] + "/"
+	if ls := runGit(t, f.dir, "ls-tree", "--name-only", tpath); ls != "transcript.jsonl" {
+		t.Errorf("transcript files:\n%s", ls)
+	}
+	whole := readFile(t, a.transcript)
+	if got := runGit(t, f.dir, "show", tpath+"transcript.jsonl") + "\n"; got != whole[before:] {
+		t.Errorf("transcript.jsonl = %q, want %q", got, whole[before:])
+	}
+	var stored strings.Builder
+	if err := f.repo.WriteTranscript(&stored, &cp); err != nil || stored.String() != whole[before:] {
+		t.Errorf("WriteTranscript = %q, %v; want %q", stored.String(), err, whole[before:])
+	}
+	if log := runGit(t, f.dir, "log", "--format=%an %s", cp.Transcript.Ref); log != "tether tether: 1 transcript" {
+		t.Errorf("git log of the transcripts = %q", log)
 	}
 	sum := sha256.Sum256([]byte(whole[before:]))
 	if cp.ID != id || cp.Session != "sess-1" || cp.Agent != "claude-code" || len(cp.Turns) != 2 ||
@@ -296,44 +316,49 @@ func TestCondenseRunningTurnThenSessionEnds(t *testing.T) {
 
 func TestCondenseChunks(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.repo.chunk = 100
-	a := f.agent(t, "big")
-	a.turnStart("big")
-	for i := range 20 {
-		a.write(`{"n":` + strings.Repeat("1", i) + `}`)
+	// Staged for redaction in memory, as most slices are, and in a file.
+	for name, inMemory := range map[string]int64{"in memory": maxStagedInMemory, "in a file": 0} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.repo.chunk, f.repo.inMemory = 100, inMemory
+			a := f.agent(t, "big")
+			a.turnStart("big")
+			for i := range 20 {
+				a.write(`{"n":` + strings.Repeat("1", i) + `}`)
+			}
+			a.write(strings.Repeat("x", 250)) // one line longer than a chunk
+			a.write(`{"tail":true}`)
+			a.turnEnd()
+			id := f.condense(t, "big")[0].Checkpoint
+			cp, err := f.repo.Read(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cp.Transcript.Files) < 4 || cp.Transcript.Files[0] != "transcript.jsonl" || cp.Transcript.Files[1] != "transcript.001.jsonl" {
+				t.Fatalf("files %q", cp.Transcript.Files)
+			}
+			var joined strings.Builder
+			for i, name := range cp.Transcript.Files {
+				part := f.show(t, id, name)
+				if len(part) > 100 {
+					t.Errorf("%s is %d bytes, over the chunk size", name, len(part))
+				}
+				if i < len(cp.Transcript.Files)-1 && !strings.HasSuffix(part, "\n") && strings.Contains(part, "\n") {
+					t.Errorf("%s ends mid-line: %q", name, part)
+				}
+				joined.WriteString(part)
+			}
+			whole := readFile(t, a.transcript)
+			if joined.String() != whole {
+				t.Errorf("chunks joined = %q, want %q", joined.String(), whole)
+			}
+			sum := sha256.Sum256([]byte(whole))
+			if cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Bytes != int64(len(whole)) {
+				t.Errorf("transcript = %+v", cp.Transcript)
+			}
+			f.fsck(t)
+		})
 	}
-	a.write(strings.Repeat("x", 250)) // one line longer than a chunk
-	a.write(`{"tail":true}`)
-	a.turnEnd()
-	id := f.condense(t, "big")[0].Checkpoint
-	cp, err := f.repo.Read(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cp.Transcript.Files) < 4 || cp.Transcript.Files[0] != "transcript.jsonl" || cp.Transcript.Files[1] != "transcript.001.jsonl" {
-		t.Fatalf("files %q", cp.Transcript.Files)
-	}
-	var joined strings.Builder
-	for i, name := range cp.Transcript.Files {
-		part := f.show(t, id, name)
-		if len(part) > 100 {
-			t.Errorf("%s is %d bytes, over the chunk size", name, len(part))
-		}
-		if i < len(cp.Transcript.Files)-1 && !strings.HasSuffix(part, "\n") && strings.Contains(part, "\n") {
-			t.Errorf("%s ends mid-line: %q", name, part)
-		}
-		joined.WriteString(part)
-	}
-	whole := readFile(t, a.transcript)
-	if joined.String() != whole {
-		t.Errorf("chunks joined = %q, want %q", joined.String(), whole)
-	}
-	sum := sha256.Sum256([]byte(whole))
-	if cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Bytes != int64(len(whole)) {
-		t.Errorf("transcript = %+v", cp.Transcript)
-	}
-	f.fsck(t)
 }
 
 func TestCondenseSessionsInOneCommit(t *testing.T) {
@@ -363,7 +388,7 @@ func TestCondenseReportsFailedSessions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.agent(t, "good").turn("fine")
-	res, err := f.repo.Condense(f.st, []string{"no-such-session", "good", "bad/id"})
+	res, err := f.repo.Condense(f.st, []string{"no-such-session", "good", "bad/id"}, nil)
 	if !errors.Is(err, state.ErrNotFound) || !errors.Is(err, state.ErrInvalidID) {
 		t.Errorf("error = %v, want the missing and the invalid session reported", err)
 	}
@@ -444,7 +469,7 @@ func TestCondenseAfterGC(t *testing.T) {
 	// Everything packed, loose objects and refs gone: the same Repo and a
 	// fresh one both keep working.
 	runGit(t, f.dir, "gc", "-q", "--prune=now")
-	if loose := looseObjects(t, f.common); len(loose) != 0 {
+	if loose, _ := filepath.Glob(filepath.Join(f.common, "objects", "[0-9a-f][0-9a-f]", "*")); len(loose) != 0 {
 		t.Fatalf("%d loose objects after gc", len(loose))
 	}
 	a.turn("two")
@@ -528,4 +553,40 @@ func TestCheckpointIDNeverReused(t *testing.T) {
 			f.fsck(t)
 		})
 	}
+}
+
+// Asked to link to a commit, Condense links the checkpoints Link wants,
+// and records the link with the checkpoint in the session's one write.
+func TestCondenseLinks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	head := f.commit(t, "a.txt", "a\n")
+	mine, other := f.agent(t, "mine"), f.agent(t, "other")
+	mine.turn("mine")
+	other.turn("elsewhere")
+	other.mutate(func(tx *state.Tx) error { tx.Session.Worktree = "/elsewhere"; return nil })
+	res, err := f.repo.Condense(f.st, []string{"mine", "other"}, &Link{Commit: head, Wants: func(s *state.Session, c *Checkpoint) bool {
+		return s.Worktree == f.dir && c.Session == s.ID
+	}})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("Condense = %+v, %v", res, err)
+	}
+	linked := map[string]bool{}
+	for _, r := range res {
+		linked[r.Session] = r.Linked
+	}
+	if !linked["mine"] || linked["other"] {
+		t.Errorf("linked = %v", linked)
+	}
+	id := mine.load().Checkpoints[0]
+	if ids, err := f.repo.Notes(head); err != nil || len(ids) != 1 || ids[0] != id.ID {
+		t.Errorf("notes of %s = %v, %v", head, ids, err)
+	}
+	if len(id.Linked) != 1 || id.Linked[0] != head {
+		t.Errorf("mine's checkpoint records links %v, want [%s]", id.Linked, head)
+	}
+	if c := other.load().Checkpoints[0]; len(c.Linked) != 0 {
+		t.Errorf("other's checkpoint records links %v", c.Linked)
+	}
+	f.fsck(t)
 }

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,17 +228,26 @@ func readFile(tb testing.TB, path string) string {
 // condense runs Condense and fails the test on error.
 func (f *fixture) condense(tb testing.TB, ids ...string) []Result {
 	tb.Helper()
-	res, err := f.repo.Condense(f.st, ids)
+	res, err := f.repo.Condense(f.st, ids, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return res
 }
 
-// show reads a file from the branch with the git CLI.
+// show reads a file of a checkpoint with the git CLI: a transcript file
+// from the ref its checkpoint.json names, any other from CheckpointsRef.
 func (f *fixture) show(tb testing.TB, id, name string) string {
 	tb.Helper()
-	out, err := gitCmd(f.dir, "cat-file", "blob", "tether/checkpoints/v1:"+id[:2]+"/"+id[2:]+"/"+name).Output()
+	ref := "tether/checkpoints/v1"
+	if isTranscriptFile(name) {
+		var cp Checkpoint
+		if err := json.Unmarshal([]byte(f.show(tb, id, "checkpoint.json")), &cp); err != nil {
+			tb.Fatal(err)
+		}
+		ref = cp.TranscriptRef().String()
+	}
+	out, err := gitCmd(f.dir, "cat-file", "blob", ref+":"+id[:2]+"/"+id[2:]+"/"+name).Output()
 	if err != nil {
 		tb.Fatalf("git cat-file %s/%s: %v", id, name, err)
 	}

@@ -118,6 +118,7 @@ func (a *agent) hostileTurn(prompt, path string) {
 func TestStagingSymlinkLeadsNowhere(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	f.repo.inMemory = 0 // staged in a file, as a large slice is
 	a := f.agent(t, "staged")
 	a.turn("one")
 	elsewhere := t.TempDir()
@@ -137,7 +138,7 @@ func TestStagingSymlinkLeadsNowhere(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := f.repo.Condense(f.st, []string{"staged"})
+	res, err := f.repo.Condense(f.st, []string{"staged"}, nil)
 	if err == nil || len(res) != 0 {
 		t.Fatalf("Condense through a planted tmp symlink = %+v, %v; want an error and nothing written", res, err)
 	}
@@ -171,7 +172,7 @@ func TestSessionNamedLikeALock(t *testing.T) {
 	var res []Result
 	go func() {
 		var err error
-		res, err = f.repo.Condense(f.st, []string{lockName, "self-heal"})
+		res, err = f.repo.Condense(f.st, []string{lockName, "self-heal"}, nil)
 		done <- err
 	}()
 	select {

@@ -29,7 +29,7 @@ func TestTranscriptFIFODoesNotHangTheSweep(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := f.repo.Condense(f.st, []string{"fifo"})
+		res, err := f.repo.Condense(f.st, []string{"fifo"}, nil)
 		done <- outcome{res, err}
 	}()
 	var got outcome

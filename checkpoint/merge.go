@@ -28,6 +28,9 @@ const (
 	// Merged: both sides had commits of their own; a merge commit with
 	// both as parents joins them.
 	Merged Outcome = "merged"
+	// Migrated: the other side had checkpoints only on LegacyBranch; they
+	// were migrated in.
+	Migrated Outcome = "migrated"
 )
 
 // Conflict is a path that holds different bytes on each side of a merge.
@@ -42,27 +45,43 @@ func (c Conflict) String() string {
 	return fmt.Sprintf("%s: %s differs on each side; kept ours, and theirs as %s", c.Ref.Short(), c.Path, c.Theirs)
 }
 
-// MergeResult is what Merge did to the branch and to the notes.
-type MergeResult struct {
-	Branch    Outcome    `json:"branch"`
-	Notes     Outcome    `json:"notes"`
-	Conflicts []Conflict `json:"conflicts,omitempty"`
+// Tips are the commits of another copy's refs, their objects already in
+// this repository (as after a fetch); zero or missing where it has none.
+type Tips struct {
+	Checkpoints plumbing.Hash
+	Notes       plumbing.Hash
+	// Transcripts are transcript refs of the other copy, each merged into
+	// the ref of the same name.
+	Transcripts map[plumbing.ReferenceName]plumbing.Hash
+	// Legacy are commits of copies of LegacyBranch (a remote's, a stale
+	// remote-tracking copy), migrated as ours is.
+	Legacy []plumbing.Hash
 }
 
-// Merge brings another copy's checkpoints branch and notes (the commits
-// theirsBranch and theirsNotes, zero when that side has none, their
-// objects already in this repository, as after a fetch) into ours.
+// MergeResult is what Merge did to each ref.
+type MergeResult struct {
+	Checkpoints Outcome                            `json:"checkpoints"`
+	Notes       Outcome                            `json:"notes"`
+	Transcripts map[plumbing.ReferenceName]Outcome `json:"transcripts,omitempty"`
+	Conflicts   []Conflict                         `json:"conflicts,omitempty"`
+}
+
+// Merge brings another copy's refs into ours: its transcript refs, then
+// its checkpoints (a checkpoint is never listed before its transcript),
+// then its notes (which name checkpoints); copies of LegacyBranch are
+// migrated first.
 //
 // Each ref fast-forwards when it can. Otherwise a merge commit with ours
 // and theirs as parents holds a three-way merge of the trees against their
-// merge bases (none when the two started the branch on their own): what
+// merge bases (none when the two started the ref on their own): what
 // changed on one side only, a removal included, is taken from that side,
 // and subtrees equal on both sides or unchanged on one are reused by hash,
-// never walked, so the cost follows the difference, not the branch size.
+// never walked, so the cost follows the difference, not the size of the
+// history.
 //
-//   - Branch: checkpoint IDs are unique, so the trees are in effect a
-//     union. A file changed on both sides to different bytes is a
-//     Conflict: ours stays, theirs is kept beside it
+//   - Checkpoints and transcripts: checkpoint IDs are unique, so the trees
+//     are in effect a union. A file changed on both sides to different
+//     bytes is a Conflict: ours stays, theirs is kept beside it
 //     (checkpoint.json -> checkpoint.theirs-<hash>.json).
 //   - Notes: a note changed on both sides is merged line by line
 //     (unionNote), checkpoint lines deduplicated; notes may sit at fanout
@@ -70,30 +89,72 @@ type MergeResult struct {
 //
 // Merge holds the store's checkpoints lock and moves each ref by
 // compare-and-swap, merging again on the new tip if another writer moved it.
-func (r *Repo) Merge(st *state.Store, theirsBranch, theirsNotes plumbing.Hash) (res MergeResult, err error) {
-	unlock, err := st.Lock(lockName)
+func (r *Repo) Merge(st *state.Store, theirs Tips) (res MergeResult, err error) {
+	res = MergeResult{Checkpoints: Absent, Notes: Absent}
+	err = r.locked(st, func() error {
+		before, err := r.readRef(CheckpointsRef)
+		if err != nil {
+			return err
+		}
+		for _, c := range theirs.Legacy {
+			conflicts, err := r.importLegacy(c)
+			if err != nil {
+				return fmt.Errorf("migrate %s: %w", c, err)
+			}
+			res.Conflicts = append(res.Conflicts, conflicts...)
+		}
+		for _, ref := range slices.Sorted(maps.Keys(theirs.Transcripts)) {
+			outcome, conflicts, err := r.mergeRef(ref, theirs.Transcripts[ref], mergeTrees)
+			if err != nil {
+				return fmt.Errorf("merge %s: %w", ref, err)
+			}
+			if res.Transcripts == nil {
+				res.Transcripts = map[plumbing.ReferenceName]Outcome{}
+			}
+			res.Transcripts[ref] = outcome
+			res.Conflicts = append(res.Conflicts, conflicts...)
+		}
+		var conflicts []Conflict
+		if res.Checkpoints, conflicts, err = r.mergeRef(CheckpointsRef, theirs.Checkpoints, mergeTrees); err != nil {
+			return fmt.Errorf("merge %s: %w", CheckpointsRef, err)
+		}
+		if after, err := r.readRef(CheckpointsRef); err != nil {
+			return err
+		} else if after != before && (res.Checkpoints == Absent || res.Checkpoints == UpToDate) {
+			res.Checkpoints = Migrated
+		}
+		res.Conflicts = append(res.Conflicts, conflicts...)
+		if res.Notes, conflicts, err = r.mergeRef(NotesRef, theirs.Notes, mergeNotes); err != nil {
+			return fmt.Errorf("merge %s: %w", NotesRef, err)
+		}
+		res.Conflicts = append(res.Conflicts, conflicts...)
+		return nil
+	})
 	if err != nil {
 		return res, fmt.Errorf("merge: %w", err)
 	}
+	return res, nil
+}
+
+// locked runs fn holding the store's checkpoints lock, with the packs
+// read afresh and LegacyBranch migrated.
+func (r *Repo) locked(st *state.Store, fn func() error) (err error) {
+	unlock, err := st.Lock(lockName)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if uerr := unlock(); uerr != nil {
-			err = errors.Join(err, fmt.Errorf("merge: release lock: %w", uerr))
+			err = errors.Join(err, fmt.Errorf("release lock: %w", uerr))
 		}
 	}()
 	if err := r.refresh(); err != nil {
-		return res, fmt.Errorf("merge: %w", err)
+		return err
 	}
-	var conflicts []Conflict
-	// The branch first: a note names checkpoints, which should be there.
-	if res.Branch, conflicts, err = r.mergeRef(Branch, theirsBranch, mergeTrees); err != nil {
-		return res, fmt.Errorf("merge %s: %w", Branch, err)
+	if err := r.migrate(); err != nil {
+		return err
 	}
-	res.Conflicts = append(res.Conflicts, conflicts...)
-	if res.Notes, conflicts, err = r.mergeRef(NotesRef, theirsNotes, mergeNotes); err != nil {
-		return res, fmt.Errorf("merge %s: %w", NotesRef, err)
-	}
-	res.Conflicts = append(res.Conflicts, conflicts...)
-	return res, nil
+	return fn()
 }
 
 // treeMerger merges the tree theirs into ours, given the trees of the
@@ -187,7 +248,7 @@ func (r *Repo) mergeRef(name plumbing.ReferenceName, theirs plumbing.Hash, merge
 }
 
 // mergeBases returns the best common ancestors of two commits (none for
-// unrelated histories, such as two clones that each started the branch).
+// unrelated histories, such as two clones that each started the ref).
 func (r *Repo) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	ca, err := object.GetCommit(r.st, a)
 	if err != nil {
@@ -208,7 +269,7 @@ func (r *Repo) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	return bases, nil
 }
 
-// mergeTrees is the treeMerger of the checkpoints branch.
+// mergeTrees is the treeMerger of the checkpoint and transcript refs.
 func mergeTrees(b *batch, ref plumbing.ReferenceName, ours, theirs plumbing.Hash, bases []plumbing.Hash) (plumbing.Hash, []Conflict, error) {
 	var conflicts []Conflict
 	h, err := b.mergeTree(ref, "", ours, theirs, bases, &conflicts)

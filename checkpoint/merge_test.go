@@ -84,7 +84,7 @@ func TestBesideName(t *testing.T) {
 	}
 }
 
-func TestTrackingRefs(t *testing.T) {
+func TestTracking(t *testing.T) {
 	for remote, want := range map[string]string{
 		"origin":                       "origin",
 		"up-stream_2.x":                "up-stream_2.x",
@@ -97,15 +97,22 @@ func TestTrackingRefs(t *testing.T) {
 		"-n":                           "url-",
 		"":                             "url-",
 	} {
-		branch, notes := TrackingRefs(remote)
 		name := trackingName(remote)
 		if want == "url-" && (!strings.HasPrefix(name, "url-") || len(name) != 20) || want != "url-" && name != want {
 			t.Errorf("trackingName(%q) = %q, want %s", remote, name, want)
 		}
-		if string(branch) != "refs/remotes/"+name+"/tether/checkpoints/v1" || string(notes) != "refs/notes/tether-remotes/"+name {
-			t.Errorf("TrackingRefs(%q) = %s, %s", remote, branch, notes)
+		for ref, want := range map[plumbing.ReferenceName]string{
+			CheckpointsRef:                           "refs/tether/remotes/" + name + "/checkpoints/v1",
+			NotesRef:                                 "refs/notes/tether-remotes/" + name,
+			LegacyBranch:                             "refs/tether/remotes/" + name + "/legacy-branch",
+			LegacyTranscripts:                        "refs/tether/remotes/" + name + "/transcripts/v1/legacy",
+			TranscriptRef("2026-05", "0123456789ab"): "refs/tether/remotes/" + name + "/transcripts/v1/2026-05/0123456789ab",
+		} {
+			if got := Tracking(remote, ref); got.String() != want {
+				t.Errorf("Tracking(%q, %s) = %s, want %s", remote, ref, got, want)
+			}
 		}
-		for _, ref := range []plumbing.ReferenceName{branch, notes} {
+		for _, ref := range []plumbing.ReferenceName{Tracking(remote, CheckpointsRef), Tracking(remote, NotesRef)} {
 			if out, err := exec.Command("git", "check-ref-format", ref.String()).CombinedOutput(); err != nil {
 				t.Errorf("git check-ref-format %s: %v %s", ref, err, out)
 			}
@@ -151,7 +158,7 @@ func TestParsePushPorcelain(t *testing.T) {
 	}
 	want := []PushStatus{
 		{'=', "refs/notes/tether", "refs/notes/tether", "[up to date]", ""},
-		{' ', Branch, Branch, "1a2b3c4..5d6e7f8", ""},
+		{' ', "refs/heads/tether/checkpoints/v1", "refs/heads/tether/checkpoints/v1", "1a2b3c4..5d6e7f8", ""},
 		{'*', "HEAD", "refs/heads/x", "[new branch]", ""},
 		{'!', "refs/heads/a", "refs/heads/a", "[rejected]", "fetch first"},
 		{'!', "refs/heads/b", "refs/heads/b", "[rejected]", "non-fast-forward"},

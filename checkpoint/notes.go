@@ -149,14 +149,14 @@ func (r *Repo) noteText(h plumbing.Hash) (string, error) {
 // whatever the note already says. Linking again is harmless. Concurrent
 // writers (another tether, git notes, a rebase copying notes) are handled
 // by the compare-and-swap on the notes ref: the loser merges again on the
-// new tip. IDs that are not on the branch are left out of the note and
+// new tip. IDs that are not on CheckpointsRef are left out of the note and
 // reported in the error (wrapping ErrNotFound), after the others are linked.
 func (r *Repo) Link(commit string, ids []string) error {
 	h, err := r.resolveCommit(commit)
 	if err != nil {
 		return fmt.Errorf("link %s: %w", commit, err)
 	}
-	present, missing, err := r.onBranch(ids)
+	present, missing, err := r.present(ids)
 	if err != nil {
 		return fmt.Errorf("link %s: %w", h, err)
 	}
@@ -166,19 +166,15 @@ func (r *Repo) Link(commit string, ids []string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("link %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, Branch)
+		return fmt.Errorf("link %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, CheckpointsRef)
 	}
 	return nil
 }
 
-// onBranch splits ids into those on the branch and those missing, so a
+// present splits ids into those on CheckpointsRef and those missing, so a
 // wrong ID never ends up in a note.
-func (r *Repo) onBranch(ids []string) (present, missing []string, err error) {
-	tip, err := r.readRef(Branch)
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := r.commitTree(tip)
+func (r *Repo) present(ids []string) (present, missing []string, err error) {
+	root, err := r.checkpointsRoot()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,48 +200,11 @@ func (r *Repo) onBranch(ids []string) (present, missing []string, err error) {
 // rebuilding on the new tip when a concurrent writer (git notes, a rebase
 // copying notes) got there first.
 func (r *Repo) writeNote(h plumbing.Hash, ids []string) error {
-	hex := h.String()
 	b := r.newBatch()
 	defer b.discard()
 	for range casAttempts {
-		tip, err := r.readRef(NotesRef)
-		if err != nil {
-			return err
-		}
-		root, err := r.commitTree(tip)
-		if err != nil {
-			return err
-		}
-		path, blob, found, err := r.findNote(root, hex)
-		if err != nil {
-			return err
-		}
-		var old string
-		if found {
-			data, err := r.readBlob(blob)
-			if err != nil {
-				return err
-			}
-			old = string(data)
-		} else {
-			// One level of fanout keeps the root tree at most 256 entries
-			// however many commits get notes.
-			path = []string{hex[:2], hex[2:]}
-		}
-		text := mergeNote(old, ids)
-		if found && text == old {
-			return nil
-		}
-		nb, err := b.writeBytes(plumbing.BlobObject, []byte(text))
-		if err != nil {
-			return err
-		}
-		newRoot, err := b.applyEdits(root, []edit{{path: path, entry: blobEntry(path[len(path)-1], nb)}})
-		if err != nil {
-			return err
-		}
-		c, err := b.writeCommit(newRoot, fmt.Sprintf("tether: link %s to %s\n", hex[:12], strings.Join(ids, ", ")), tip)
-		if err != nil {
+		c, tip, changed, err := b.noteCommit(h, ids)
+		if err != nil || !changed {
 			return err
 		}
 		if err := b.flush(); err != nil {
@@ -259,4 +218,45 @@ func (r *Repo) writeNote(h plumbing.Hash, ids []string) error {
 		return err
 	}
 	return fmt.Errorf("update %s: lost the race %d times", NotesRef, casAttempts)
+}
+
+// noteCommit writes into b, unflushed, the commit that merges ids into
+// the note of commit h on the notes ref's current tip, and returns it with
+// that tip; changed is false when the note names them all already.
+func (b *batch) noteCommit(h plumbing.Hash, ids []string) (c, tip plumbing.Hash, changed bool, err error) {
+	r, hex := b.r, h.String()
+	tip, root, err := r.tipAndRoot(NotesRef)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false, err
+	}
+	path, blob, found, err := r.findNote(root, hex)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false, err
+	}
+	var old string
+	if found {
+		data, err := r.readBlob(blob)
+		if err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, false, err
+		}
+		old = string(data)
+	} else {
+		// One level of fanout keeps the root tree at most 256 entries
+		// however many commits get notes.
+		path = []string{hex[:2], hex[2:]}
+	}
+	text := mergeNote(old, ids)
+	if found && text == old {
+		return plumbing.ZeroHash, tip, false, nil
+	}
+	nb, err := b.writeBytes(plumbing.BlobObject, []byte(text))
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false, err
+	}
+	newRoot, err := b.applyEdits(root, []edit{{path: path, entry: blobEntry(path[len(path)-1], nb)}})
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false, err
+	}
+	c, err = b.writeCommit(newRoot, fmt.Sprintf("tether: link %s to %s\n", hex[:12], strings.Join(ids, ", ")), tip)
+	return c, tip, err == nil, err
 }

@@ -44,15 +44,19 @@ func helperMain(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if stop := parts[2]; stop != "" {
+	// The stop is "<point>" on CheckpointsRef, or "<point>@<ref>".
+	if stop, stopRef, _ := strings.Cut(parts[2], "@"); stop != "" {
+		if stopRef == "" {
+			stopRef = CheckpointsRef
+		}
 		r.hook = func(point, ref string) {
-			if point == stop && ref == Branch {
+			if point == stop && ref == stopRef {
 				fmt.Printf("%s%s\n", helperReady, point)
 				select {} // wait for the kill
 			}
 		}
 	}
-	res, err := r.Condense(st, strings.Split(parts[1], ","))
+	res, err := r.Condense(st, strings.Split(parts[1], ","), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -83,7 +87,7 @@ func killAt(t *testing.T, f *fixture, session, point string) {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != helperReady+point+"\n" {
+	if stop, _, _ := strings.Cut(point, "@"); err != nil || line != helperReady+stop+"\n" {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("helper said %q, %v", line, err)
@@ -96,19 +100,30 @@ func killAt(t *testing.T, f *fixture, session, point string) {
 	}
 }
 
+// A condensing process killed before its transcripts are on their ref,
+// after they are and before the checkpoints are, and after both: the next
+// Condense writes each checkpoint once.
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
-	for _, point := range []string{"before-ref", "after-ref"} {
+	for _, point := range []string{"before-ref@transcripts", "before-ref", "after-ref"} {
 		t.Run(point, func(t *testing.T) {
 			f := newFixture(t)
+			clone, err := f.st.CloneID()
+			if err != nil {
+				t.Fatal(err)
+			}
+			transcripts := TranscriptRef("2026-05", clone)
 			a := f.agent(t, "crash")
 			a.turn("one")
 			a.turn("two")
-			killAt(t, f, "crash", point)
+			killAt(t, f, "crash", strings.Replace(point, "@transcripts", "@"+transcripts.String(), 1))
 
-			onBranch := gitCmd(f.dir, "rev-parse", "--verify", "-q", Branch).Run() == nil
+			onBranch := gitCmd(f.dir, "rev-parse", "--verify", "-q", CheckpointsRef).Run() == nil
 			if onBranch != (point == "after-ref") {
-				t.Fatalf("killed %s: branch exists = %v", point, onBranch)
+				t.Fatalf("killed %s: checkpoints ref exists = %v", point, onBranch)
+			}
+			if stored := gitCmd(f.dir, "rev-parse", "--verify", "-q", transcripts.String()).Run() == nil; stored == strings.HasSuffix(point, "@transcripts") {
+				t.Fatalf("killed %s: transcripts ref exists = %v", point, stored)
 			}
 			if s := a.load(); s.Condensed != 0 || len(s.Checkpoints) != 0 {
 				t.Fatalf("the killed process updated the state: %+v", s)
@@ -118,10 +133,10 @@ func TestCrashRecovery(t *testing.T) {
 			if len(res) != 1 || res[0].Turns != 2 || res[0].Skipped != (point == "after-ref") {
 				t.Fatalf("recovery Condense = %+v", res)
 			}
-			if n := runGit(t, f.dir, "rev-list", "--count", Branch); n != "1" {
+			if n := runGit(t, f.dir, "rev-list", "--count", CheckpointsRef); n != "1" {
 				t.Errorf("branch has %s commits, want 1", n)
 			}
-			if dirs := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", Branch); strings.Count(dirs, "\n") != 1 {
+			if dirs := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", CheckpointsRef); strings.Count(dirs, "\n") != 1 {
 				t.Errorf("branch trees:\n%s\nwant exactly one checkpoint", dirs)
 			}
 			s := a.load()
@@ -130,6 +145,9 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			if res := f.condense(t, "crash"); len(res) != 0 {
 				t.Errorf("third Condense = %+v", res)
+			}
+			if n := runGit(t, f.dir, "rev-list", "--count", transcripts.String()); n != "1" {
+				t.Errorf("transcripts ref has %s commits, want 1", n)
 			}
 			f.fsck(t)
 		})
@@ -161,7 +179,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			t.Errorf("process %d: %v", i, err)
 		}
 	}
-	tree := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", Branch)
+	tree := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", CheckpointsRef)
 	for i, out := range outs {
 		id := strings.TrimSpace(out.String())
 		if !validID(id) || !strings.Contains(tree, id[:2]+"/"+id[2:]) {
@@ -175,7 +193,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			t.Errorf("session %d: %+v", i, s)
 		}
 	}
-	if c := runGit(t, f.dir, "rev-list", "--count", Branch); c != fmt.Sprint(n) {
+	if c := runGit(t, f.dir, "rev-list", "--count", CheckpointsRef); c != fmt.Sprint(n) {
 		t.Errorf("branch has %s commits, want one per process (%d)", c, n)
 	}
 	f.fsck(t)

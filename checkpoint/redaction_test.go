@@ -135,7 +135,7 @@ func TestCondenseRedactsSecrets(t *testing.T) {
 	}
 
 	// A retry after losing the state writes the same bytes: no new commit.
-	tip := runGit(t, f.dir, "rev-parse", Branch)
+	tip := runGit(t, f.dir, "rev-parse", CheckpointsRef)
 	a.mutate(func(tx *state.Tx) error {
 		tx.Session.Condensed, tx.Session.CondensedTurns, tx.Session.Checkpoints = 0, 0, nil
 		return nil
@@ -143,7 +143,7 @@ func TestCondenseRedactsSecrets(t *testing.T) {
 	if res := f.condense(t, "leaky"); len(res) != 1 || !res[0].Skipped {
 		t.Errorf("retry = %+v, want the identical checkpoint skipped", res)
 	}
-	if runGit(t, f.dir, "rev-parse", Branch) != tip {
+	if runGit(t, f.dir, "rev-parse", CheckpointsRef) != tip {
 		t.Error("the retry moved the branch")
 	}
 	f.fsck(t)
@@ -151,38 +151,43 @@ func TestCondenseRedactsSecrets(t *testing.T) {
 
 func TestCondenseRedactsAcrossChunks(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.repo.chunk = 64
-	tok := fakeGitHubToken()
-	a := f.agent(t, "split")
-	a.turnStart("long output")
-	// One line longer than a chunk, with the token where a chunk boundary
-	// of the unredacted bytes would cut it in two; and one token across a
-	// boundary between whole lines.
-	a.write(`{"out":"` + strings.Repeat("x ", (64-8-10)/2) + tok + `"}`)
-	a.write(`{"n":1}`, `{"n":2}`, `{"out":"`+tok+" "+tok+`"}`)
-	a.turnEnd()
-	id := f.condense(t, "split")[0].Checkpoint
-	cp, err := f.repo.Read(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cp.Transcript.Files) < 2 {
-		t.Fatalf("files %q, want several chunks", cp.Transcript.Files)
-	}
-	if got := cp.Transcript.Redactions; !maps.Equal(got, redact.Counts{"github-token": 3}) {
-		t.Errorf("transcript redactions = %v, want 3 GitHub tokens", got)
-	}
-	assertNoSecret(t, f.dir, tok)
-	var joined strings.Builder
-	for _, name := range cp.Transcript.Files {
-		joined.WriteString(f.show(t, id, name))
-	}
-	if got := strings.Count(joined.String(), "[REDACTED:github-token]"); got != 3 {
-		t.Errorf("chunks hold %d markers, want 3:\n%s", got, joined.String())
-	}
-	if sum := sha256.Sum256([]byte(joined.String())); cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Bytes != int64(joined.Len()) {
-		t.Errorf("transcript = %+v, stored %d bytes", cp.Transcript, joined.Len())
+	// Staged for redaction in memory, as most slices are, and in a file.
+	for name, inMemory := range map[string]int64{"in memory": maxStagedInMemory, "in a file": 0} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.repo.chunk, f.repo.inMemory = 64, inMemory
+			tok := fakeGitHubToken()
+			a := f.agent(t, "split")
+			a.turnStart("long output")
+			// One line longer than a chunk, with the token where a chunk boundary
+			// of the unredacted bytes would cut it in two; and one token across a
+			// boundary between whole lines.
+			a.write(`{"out":"` + strings.Repeat("x ", (64-8-10)/2) + tok + `"}`)
+			a.write(`{"n":1}`, `{"n":2}`, `{"out":"`+tok+" "+tok+`"}`)
+			a.turnEnd()
+			id := f.condense(t, "split")[0].Checkpoint
+			cp, err := f.repo.Read(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cp.Transcript.Files) < 2 {
+				t.Fatalf("files %q, want several chunks", cp.Transcript.Files)
+			}
+			if got := cp.Transcript.Redactions; !maps.Equal(got, redact.Counts{"github-token": 3}) {
+				t.Errorf("transcript redactions = %v, want 3 GitHub tokens", got)
+			}
+			assertNoSecret(t, f.dir, tok)
+			var joined strings.Builder
+			for _, name := range cp.Transcript.Files {
+				joined.WriteString(f.show(t, id, name))
+			}
+			if got := strings.Count(joined.String(), "[REDACTED:github-token]"); got != 3 {
+				t.Errorf("chunks hold %d markers, want 3:\n%s", got, joined.String())
+			}
+			if sum := sha256.Sum256([]byte(joined.String())); cp.Transcript.SHA256 != hex.EncodeToString(sum[:]) || cp.Transcript.Bytes != int64(joined.Len()) {
+				t.Errorf("transcript = %+v, stored %d bytes", cp.Transcript, joined.Len())
+			}
+		})
 	}
 }
 

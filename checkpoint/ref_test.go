@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,20 +96,20 @@ func TestCondenseLosesRaceOnBranch(t *testing.T) {
 	f.agent(t, "second").turn("two")
 	raced := false
 	f.repo.hook = func(point, ref string) {
-		if point != "before-ref" || ref != Branch || raced {
+		if point != "before-ref" || ref != CheckpointsRef || raced {
 			return
 		}
 		raced = true
 		// Another writer moves the branch between our read and our update.
-		tip := runGit(t, f.dir, "rev-parse", Branch)
+		tip := runGit(t, f.dir, "rev-parse", CheckpointsRef)
 		c := runGit(t, f.dir, "commit-tree", "-p", tip, "-m", "external", tip+"^{tree}")
-		runGit(t, f.dir, "update-ref", Branch, c, tip)
+		runGit(t, f.dir, "update-ref", CheckpointsRef, c, tip)
 	}
 	res := f.condense(t, "second")
 	if !raced || len(res) != 1 {
 		t.Fatalf("raced=%v results=%+v", raced, res)
 	}
-	log := runGit(t, f.dir, "log", "--format=%s", Branch)
+	log := runGit(t, f.dir, "log", "--format=%s", CheckpointsRef)
 	if log != "tether: 1 checkpoint\nexternal\ntether: 1 checkpoint" {
 		t.Errorf("branch history:\n%s", log)
 	}
@@ -151,54 +152,55 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	if err := b.flush(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := f.repo.casRef(Branch, c, plumbing.ZeroHash); err != nil {
+	if err := f.repo.casRef(CheckpointsRef, c, plumbing.ZeroHash); err != nil {
 		tb.Fatal(err)
 	}
 	return c
 }
 
-// looseObjects lists the loose object files of the repository.
-func looseObjects(tb testing.TB, common string) map[string]bool {
+// objects lists every object of the repository at dir, loose or packed,
+// with its type.
+func objects(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
-	found := map[string]bool{}
-	dirs, err := filepath.Glob(filepath.Join(common, "objects", "[0-9a-f][0-9a-f]"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, e := range entries {
-			found[filepath.Base(d)+e.Name()] = true
+	found := map[string]string{}
+	out := runGit(tb, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+	for line := range strings.Lines(out) {
+		if h, typ, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			found[h] = typ
 		}
 	}
 	return found
+}
+
+// added lists the types of the objects in after that are not in before.
+func added(before, after map[string]string) []string {
+	var types []string
+	for h, typ := range after {
+		if _, old := before[h]; !old {
+			types = append(types, typ)
+		}
+	}
+	slices.Sort(types)
+	return types
 }
 
 func TestCondenseSparseUpdate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	prebuild(t, f, 100)
-	before := runGit(t, f.dir, "ls-tree", Branch)
-	objsBefore := looseObjects(t, f.common)
+	before := runGit(t, f.dir, "ls-tree", CheckpointsRef)
+	objsBefore := objects(t, f.dir)
 
 	f.agent(t, "new").turn("one more")
 	id := f.condense(t, "new")[0].Checkpoint
 
-	var added []string
-	for h := range looseObjects(t, f.common) {
-		if !objsBefore[h] {
-			added = append(added, runGit(t, f.dir, "cat-file", "-t", h))
-		}
+	// transcript, checkpoint.json, prompts.md; on each ref (checkpoints,
+	// transcripts) the leaf, its xx/ tree, the root and the commit.
+	// Nothing else is rewritten.
+	if got := added(objsBefore, objects(t, f.dir)); len(got) != 11 {
+		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 11", len(got), got)
 	}
-	// transcript, checkpoint.json, prompts.md; the leaf, its xx/ tree and
-	// the root; the commit. Nothing else is rewritten.
-	if len(added) != 7 {
-		t.Errorf("condensing one checkpoint wrote %d objects (%v), want 7", len(added), added)
-	}
-	after := runGit(t, f.dir, "ls-tree", Branch)
+	after := runGit(t, f.dir, "ls-tree", CheckpointsRef)
 	changed := 0
 	for line := range strings.Lines(before) {
 		if !strings.Contains(after, line) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -19,17 +20,6 @@ import (
 // Sharing runs the git CLI: it is the one part of this package that talks
 // to remotes, and git is what knows the user's remotes, transports,
 // credentials and proxies.
-
-// TrackingRefs names the refs Fetch keeps a remote's checkpoints branch and
-// notes in: refs/remotes/<remote>/tether/checkpoints/v1 (where git's
-// default fetch refspec would put that branch too) and
-// refs/notes/tether-remotes/<remote>. A remote given as a URL or path, or
-// with a name that is not a plain ref component, is named url-<hash>.
-func TrackingRefs(remote string) (branch, notes plumbing.ReferenceName) {
-	name := trackingName(remote)
-	return plumbing.ReferenceName("refs/remotes/" + name + "/" + strings.TrimPrefix(Branch, "refs/heads/")),
-		plumbing.ReferenceName("refs/notes/tether-remotes/" + name)
-}
 
 // trackingName turns a remote (a configured name, a URL or a path) into
 // one ref name component.
@@ -49,55 +39,113 @@ func trackingName(remote string) string {
 	return "url-" + hex.EncodeToString(sum[:8])
 }
 
+// advertised lists the remote's tether refs: refs/tether/*, the notes and
+// LegacyBranch, with their commits. Only those refs travel: git ls-remote
+// sends the patterns to servers that filter (protocol v2).
+func (r *Repo) advertised(remote string) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+	out, err := r.git("ls-remote", "--", remote, "refs/tether/*", NotesRef, LegacyBranch)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[plumbing.ReferenceName]plumbing.Hash{}
+	for line := range strings.Lines(out) {
+		h, name, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok || !plumbing.IsHash(h) {
+			continue
+		}
+		ref := plumbing.ReferenceName(name)
+		if ref == CheckpointsRef || ref == NotesRef || ref == LegacyBranch || isTranscriptRef(ref) {
+			refs[ref] = plumbing.NewHash(h)
+		}
+	}
+	return refs, nil
+}
+
+// FetchOptions say what Fetch brings besides the checkpoints and notes.
+type FetchOptions struct {
+	// Transcripts selects the transcript refs to fetch; nil fetches none.
+	Transcripts Transcripts
+}
+
 // FetchResult is what Fetch did.
 type FetchResult struct {
 	Remote string `json:"remote"`
-	// Empty: the remote has neither the branch nor the notes.
+	// Empty: the remote has nothing of tether's.
 	Empty bool `json:"empty,omitempty"`
 	MergeResult
 }
 
-// Fetch fetches the remote's checkpoints branch and notes into their
-// tracking refs (TrackingRefs) and merges them into ours (Merge). A remote
-// without them is not an error: the result is Empty.
-func (r *Repo) Fetch(st *state.Store, remote string) (FetchResult, error) {
-	res := FetchResult{Remote: remote, MergeResult: MergeResult{Branch: Absent, Notes: Absent}}
-	out, err := r.git("ls-remote", "--", remote, Branch, NotesRef)
+// Fetch fetches the remote's checkpoints and notes, and the transcript
+// refs opts select, into their tracking refs (Tracking) and merges them
+// into ours (Merge). What a fresh clone fetches this way grows with the
+// number of checkpoints, never with the size of their transcripts. A
+// remote still holding LegacyBranch has it fetched and migrated too, as
+// is a remote-tracking copy of it that a plain git fetch left here. A
+// remote without anything of tether's is not an error: the result is
+// Empty.
+func (r *Repo) Fetch(st *state.Store, remote string, opts FetchOptions) (FetchResult, error) {
+	res := FetchResult{Remote: remote, MergeResult: MergeResult{Checkpoints: Absent, Notes: Absent}}
+	adv, err := r.advertised(remote)
 	if err != nil {
 		return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
 	}
-	advertised := map[string]bool{}
-	for line := range strings.Lines(out) {
-		if f := strings.Fields(line); len(f) == 2 {
-			advertised[f[1]] = true
+	var wanted []plumbing.ReferenceName
+	for ref := range adv {
+		if !isTranscriptRef(ref) || opts.Transcripts != nil && opts.Transcripts(ref) {
+			wanted = append(wanted, ref)
 		}
 	}
-	trackBranch, trackNotes := TrackingRefs(remote)
-	var specs []string
-	for _, p := range [][2]string{{Branch, trackBranch.String()}, {NotesRef, trackNotes.String()}} {
-		if advertised[p[0]] {
-			specs = append(specs, "+"+p[0]+":"+p[1])
+	slices.Sort(wanted)
+	var tips Tips
+	if len(wanted) > 0 {
+		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote}
+		for _, ref := range wanted {
+			args = append(args, "+"+ref.String()+":"+Tracking(remote, ref).String())
 		}
-	}
-	if len(specs) == 0 {
-		res.Empty = true
-		return res, nil
-	}
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote}, specs...)
-	if _, err := r.git(args...); err != nil {
-		return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
-	}
-	var theirs [2]plumbing.Hash
-	for i, p := range [][2]string{{Branch, trackBranch.String()}, {NotesRef, trackNotes.String()}} {
-		if !advertised[p[0]] {
-			continue // a tracking ref left from an earlier fetch is stale
-		}
-		if theirs[i], err = r.readRef(plumbing.ReferenceName(p[1])); err != nil {
+		if _, err := r.git(args...); err != nil {
 			return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
 		}
+		// What git fetched is what the tracking refs hold now, which may be
+		// newer than what ls-remote said.
+		for _, ref := range wanted {
+			h, err := r.readRef(Tracking(remote, ref))
+			if err != nil {
+				return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
+			}
+			switch {
+			case ref == CheckpointsRef:
+				tips.Checkpoints = h
+			case ref == NotesRef:
+				tips.Notes = h
+			case ref == LegacyBranch:
+				tips.Legacy = append(tips.Legacy, h)
+			default:
+				if tips.Transcripts == nil {
+					tips.Transcripts = map[plumbing.ReferenceName]plumbing.Hash{}
+				}
+				tips.Transcripts[ref] = h
+			}
+		}
 	}
-	m, err := r.Merge(st, theirs[0], theirs[1])
+	stale := plumbing.ReferenceName("refs/remotes/" + remote + legacyCopySuffix)
+	staleTip := plumbing.ZeroHash
+	if trackingName(remote) == remote {
+		if staleTip, err = r.readRef(stale); err != nil {
+			return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
+		}
+		if !staleTip.IsZero() {
+			tips.Legacy = append(tips.Legacy, staleTip)
+		}
+	}
+	if len(wanted) == 0 && staleTip.IsZero() {
+		res.Empty = len(adv) == 0
+		return res, nil
+	}
+	m, err := r.Merge(st, tips)
 	res.MergeResult = m
+	if err == nil && !staleTip.IsZero() {
+		err = r.deleteRef(stale, staleTip)
+	}
 	if err != nil {
 		return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
 	}
@@ -107,12 +155,13 @@ func (r *Repo) Fetch(st *state.Store, remote string) (FetchResult, error) {
 // PushResult is what Push did.
 type PushResult struct {
 	Remote string `json:"remote"`
-	// Nothing: there is no checkpoints branch to push yet.
+	// Nothing: there are no checkpoints to push yet.
 	Nothing bool `json:"nothing,omitempty"`
-	// Refs is the status git reported for each ref, from the last attempt.
+	// Refs is the status git reported for each ref, from the last attempt
+	// (and the deletion of the remote's LegacyBranch, once migrated).
 	Refs []PushStatus `json:"refs,omitempty"`
-	// Merge is set when the remote had moved: what fetching and merging it
-	// did before the second attempt.
+	// Merge is set when the remote had moved, or still held LegacyBranch:
+	// what fetching and merging it did before pushing again.
 	Merge *MergeResult `json:"merge,omitempty"`
 }
 
@@ -121,25 +170,39 @@ type PushResult struct {
 // again after a merge.
 var ErrPushRejected = errors.New("push rejected")
 
-// Push pushes the checkpoints branch and the notes to the remote, never
-// forcing. When the remote moved (another clone pushed first), it fetches,
-// merges and pushes once more. The user's pre-push hooks are not run
-// (--no-verify): Push is itself run from one, and the checkpoints are not
-// the code those hooks check.
+// Push pushes the checkpoints, the notes, the transcripts this clone
+// wrote and LegacyTranscripts to the remote, never forcing. A transcript
+// ref is written by one clone only, so pushing it never waits on anyone
+// else's; the checkpoints and notes are shared: when the remote moved
+// (another clone pushed first), Push fetches and merges them and pushes
+// once more, never fetching other clones' transcripts. A remote still
+// holding LegacyBranch has it fetched and migrated first, and deleted once
+// everything it held is on the remote under the new refs (only if nobody
+// moved it meanwhile). The user's pre-push hooks are not run (--no-verify):
+// Push is itself run from one, and the checkpoints are not the code those
+// hooks check.
 func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 	res := PushResult{Remote: remote}
-	if err := r.refresh(); err != nil {
+	fail := func(err error) (PushResult, error) {
 		return res, fmt.Errorf("push checkpoints to %s: %w", remote, err)
 	}
-	var specs []string
-	for _, name := range []plumbing.ReferenceName{Branch, NotesRef} {
-		tip, err := r.readRef(name)
+	adv, err := r.advertised(remote)
+	if err != nil {
+		return fail(err)
+	}
+	legacy := adv[LegacyBranch]
+	if !legacy.IsZero() {
+		fr, err := r.Fetch(st, remote, FetchOptions{})
+		res.Merge = &fr.MergeResult
 		if err != nil {
-			return res, fmt.Errorf("push checkpoints to %s: %w", remote, err)
+			return fail(err)
 		}
-		if !tip.IsZero() {
-			specs = append(specs, name.String()+":"+name.String())
-		}
+	} else if err := r.locked(st, func() error { return nil }); err != nil { // migrate what is local
+		return fail(err)
+	}
+	specs, err := r.pushSpecs(st)
+	if err != nil {
+		return fail(err)
 	}
 	if len(specs) == 0 {
 		res.Nothing = true
@@ -149,15 +212,15 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 		statuses, err := r.push(remote, specs)
 		res.Refs = statuses
 		if err != nil {
-			return res, fmt.Errorf("push checkpoints to %s: %w", remote, err)
+			return fail(err)
 		}
 		var refused []string
-		moved := false
+		var moved []plumbing.ReferenceName
 		for _, s := range statuses {
 			switch {
 			case s.Flag != '!':
 			case s.RemoteMoved() && attempt == 0:
-				moved = true
+				moved = append(moved, plumbing.ReferenceName(s.To))
 			default:
 				refused = append(refused, s.String())
 			}
@@ -165,23 +228,76 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 		if len(refused) > 0 {
 			return res, fmt.Errorf("push checkpoints to %s: %w: %s", remote, ErrPushRejected, strings.Join(refused, "; "))
 		}
-		if !moved {
-			return res, nil
+		if len(moved) == 0 {
+			break
 		}
-		fr, err := r.Fetch(st, remote)
+		fr, err := r.Fetch(st, remote, FetchOptions{Transcripts: TheseTranscripts(moved...)})
 		res.Merge = &fr.MergeResult
 		if err != nil {
 			return res, fmt.Errorf("push checkpoints to %s: the remote moved: %w", remote, err)
 		}
 	}
+	if legacy.IsZero() {
+		return res, nil
+	}
+	statuses, err := r.pushArgs(remote, []string{"--force-with-lease=" + LegacyBranch + ":" + legacy.String()}, []string{":" + LegacyBranch})
+	res.Refs = append(res.Refs, statuses...)
+	if err != nil {
+		return fail(fmt.Errorf("delete %s after migrating it: %w", LegacyBranch, err))
+	}
+	// A refusal (someone pushed to it since) is left for the next push:
+	// what they added is migrated then.
+	return res, nil
+}
+
+// pushSpecs lists the refspecs of what Push shares: CheckpointsRef, the
+// notes, LegacyTranscripts, and the transcript refs of this clone.
+func (r *Repo) pushSpecs(st *state.Store) ([]string, error) {
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
+	clone, err := st.CloneID()
+	if err != nil {
+		return nil, err
+	}
+	refs := []plumbing.ReferenceName{CheckpointsRef, NotesRef, LegacyTranscripts}
+	iter, err := r.st.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		if _, owner, ok := parseTranscriptRef(ref.Name()); ok && owner == clone {
+			refs = append(refs, ref.Name())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	for _, ref := range refs {
+		tip, err := r.readRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		if !tip.IsZero() {
+			specs = append(specs, ref.String()+":"+ref.String())
+		}
+	}
+	return specs, nil
 }
 
 // push runs git push --porcelain and returns the status of each ref. A
 // refused ref is not an error here; a push that reports no status (no such
 // remote, network failure) is.
 func (r *Repo) push(remote string, specs []string) ([]PushStatus, error) {
-	args := append([]string{"push", "--porcelain", "--no-verify", "--", remote}, specs...)
-	cmd := r.gitCmd(args...)
+	return r.pushArgs(remote, nil, specs)
+}
+
+// pushArgs is push with options for git push.
+func (r *Repo) pushArgs(remote string, opts, specs []string) ([]PushStatus, error) {
+	args := append(append([]string{"push", "--porcelain", "--no-verify"}, opts...), "--", remote)
+	cmd := r.gitCmd(append(args, specs...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -21,12 +21,6 @@ import (
 	"github.com/tetherdev/tether/redact"
 )
 
-// Branch is the orphan branch holding the checkpoints.
-const Branch = "refs/heads/tether/checkpoints/v1"
-
-// NotesRef holds the notes linking commits to checkpoints.
-const NotesRef = "refs/notes/tether"
-
 // DefaultChunkSize is the largest transcript file written into one
 // checkpoint; a bigger slice is split into several files.
 const DefaultChunkSize = 50 << 20
@@ -39,6 +33,10 @@ type Repo struct {
 	// lower it). Slices are split after a newline inside the chunk, so each
 	// file is whole JSON lines unless a single line is larger.
 	chunk int64
+
+	// inMemory is the largest transcript slice staged in memory for
+	// redaction (maxStagedInMemory; tests lower it to reach the file).
+	inMemory int64
 
 	// packs names the pack indexes go-git has loaded; see refresh.
 	packs string
@@ -79,7 +77,7 @@ func Open(commonDir string) (*Repo, error) {
 		return nil, fmt.Errorf("open checkpoints repo %s: %w", dir, err)
 	}
 	red := redact.New()
-	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, red: red, copyRedacted: red.Copy}, nil
+	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, inMemory: maxStagedInMemory, red: red, copyRedacted: red.Copy}, nil
 }
 
 // checkFormat refuses repositories this package would corrupt: objects are

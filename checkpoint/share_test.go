@@ -59,7 +59,7 @@ func (c *cluster) work(t *testing.T, tag string) [][]string {
 	for i, f := range c.clones {
 		wg.Go(func() {
 			sessions := []string{fmt.Sprintf("c%d-%s-s0", i, tag), fmt.Sprintf("c%d-%s-s1", i, tag)}
-			res, err := f.repo.Condense(f.st, sessions)
+			res, err := f.repo.Condense(f.st, sessions, nil)
 			if err != nil {
 				errs[i] = err
 				return
@@ -95,7 +95,7 @@ func (c *cluster) push(t *testing.T, i int) PushResult {
 func (c *cluster) fetch(t *testing.T, i int) FetchResult {
 	t.Helper()
 	f := c.clones[i]
-	res, err := f.repo.Fetch(f.st, "origin")
+	res, err := f.repo.Fetch(f.st, "origin", FetchOptions{})
 	if err != nil {
 		t.Fatalf("clone %d: %v", i, err)
 	}
@@ -108,12 +108,12 @@ func (c *cluster) fetch(t *testing.T, i int) FetchResult {
 func (c *cluster) check(t *testing.T, ids [][]string) {
 	t.Helper()
 	all := slices.Concat(ids...)
-	tip := runGit(t, c.remote, "rev-parse", Branch)
+	tip := runGit(t, c.remote, "rev-parse", CheckpointsRef)
 	for i, f := range c.clones {
-		if got := runGit(t, f.dir, "rev-parse", Branch); got != tip {
+		if got := runGit(t, f.dir, "rev-parse", CheckpointsRef); got != tip {
 			t.Errorf("clone %d: branch at %s, remote at %s", i, got, tip)
 		}
-		dirs := runGit(t, f.dir, "ls-tree", "-d", "-r", "--name-only", Branch)
+		dirs := runGit(t, f.dir, "ls-tree", "-d", "-r", "--name-only", CheckpointsRef)
 		if n := strings.Count(dirs, "/"); n != len(all) {
 			t.Errorf("clone %d: %d checkpoints on the branch, want %d:\n%s", i, n, len(all), dirs)
 		}
@@ -159,7 +159,7 @@ func TestShareAcrossClones(t *testing.T) {
 				res := c.push(t, i)
 				// The remote moved: the clone merged it (or, having
 				// fetched since its last push, took it as it was).
-				if m := res.Merge; m != nil && (m.Branch == Absent || m.Branch == UpToDate || m.Branch != m.Notes || len(m.Conflicts) > 0) {
+				if m := res.Merge; m != nil && (m.Checkpoints == Absent || m.Checkpoints == UpToDate || m.Checkpoints != m.Notes || len(m.Conflicts) > 0) {
 					t.Errorf("%s: merge %+v", op, *res.Merge)
 				}
 			}
@@ -168,7 +168,7 @@ func TestShareAcrossClones(t *testing.T) {
 				c.push(t, i)
 			}
 			for i := range c.clones {
-				if res := c.fetch(t, i); i == len(c.clones)-1 && (res.Branch != UpToDate || res.Notes != UpToDate) {
+				if res := c.fetch(t, i); i == len(c.clones)-1 && (res.Checkpoints != UpToDate || res.Notes != UpToDate) {
 					t.Errorf("the last to push fetched %+v, want up to date", res)
 				}
 			}
@@ -194,8 +194,15 @@ func TestShareRedactsEverywhere(t *testing.T) {
 	for _, dir := range []string{c.clones[0].dir, c.clones[1].dir, c.remote} {
 		assertNoSecret(t, dir, tok)
 	}
-	if got := runGit(t, c.clones[1].dir, "grep", "-c", "REDACTED:github-token", Branch, "--"); !strings.Contains(got, "transcript.jsonl:1") || !strings.Contains(got, "prompts.md:1") {
-		t.Errorf("markers on the merged branch:\n%s", got)
+	if got := runGit(t, c.clones[1].dir, "grep", "-c", "REDACTED:github-token", CheckpointsRef, "--"); !strings.Contains(got, "prompts.md:1") {
+		t.Errorf("markers on the merged checkpoints:\n%s", got)
+	}
+	cp, err := c.clones[1].repo.Read(a.load().Checkpoints[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, c.remote, "grep", "-c", "REDACTED:github-token", cp.Transcript.Ref, "--"); !strings.Contains(got, "transcript.jsonl:1") {
+		t.Errorf("markers in the transcript on the remote:\n%s", got)
 	}
 }
 
@@ -205,17 +212,19 @@ func TestPushRemoteMoved(t *testing.T) {
 	ids := c.work(t, "a")
 	c.push(t, 1)
 	res := c.push(t, 0)
-	if res.Merge == nil || res.Merge.Branch != Merged || res.Merge.Notes != Merged {
+	if res.Merge == nil || res.Merge.Checkpoints != Merged || res.Merge.Notes != Merged {
 		t.Fatalf("push after the remote moved: %+v", res)
 	}
 	for _, s := range res.Refs {
-		if s.Flag != ' ' {
-			t.Errorf("second attempt: %+v, want a fast-forward", s)
+		// The transcripts went through the first time: no other clone
+		// writes them.
+		if want := byte(' '); isTranscriptRef(plumbing.ReferenceName(s.To)) && s.Flag != '=' || !isTranscriptRef(plumbing.ReferenceName(s.To)) && s.Flag != want {
+			t.Errorf("second attempt: %+v", s)
 		}
 	}
 	c.fetch(t, 1)
 	c.check(t, ids)
-	if parents := runGit(t, c.remote, "log", "-1", "--format=%P", Branch); strings.Count(parents, " ") != 1 {
+	if parents := runGit(t, c.remote, "log", "-1", "--format=%P", CheckpointsRef); strings.Count(parents, " ") != 1 {
 		t.Errorf("remote tip has parents %q, want a merge", parents)
 	}
 }
@@ -231,7 +240,7 @@ func TestPushRemoteMovesTwice(t *testing.T) {
 	more.turn("pushed during the merge")
 	raced := false
 	c.clones[0].repo.hook = func(point, ref string) {
-		if point != "before-ref" || ref != Branch || raced {
+		if point != "before-ref" || ref != CheckpointsRef || raced {
 			return
 		}
 		raced = true
@@ -265,34 +274,35 @@ func TestMergeConflictKeepsBoth(t *testing.T) {
 	id := checkpointID("same", "copied", 0)
 	dir := id[:2] + "/" + id[2:]
 	theirs := map[string]string{}
-	for _, name := range []string{"checkpoint.json", "prompts.md", "transcript.jsonl"} {
-		theirs[name] = runGit(t, c.clones[0].dir, "rev-parse", Branch+":"+dir+"/"+name)
+	for _, name := range []string{"checkpoint.json", "prompts.md"} {
+		theirs[name] = runGit(t, c.clones[0].dir, "rev-parse", CheckpointsRef+":"+dir+"/"+name)
 	}
 	c.push(t, 0)
 	res := c.push(t, 1)
-	if res.Merge == nil || len(res.Merge.Conflicts) != 3 {
-		t.Fatalf("merge %+v, want 3 conflicts", res.Merge)
+	// The transcripts do not meet: each clone's are on refs of its own.
+	if res.Merge == nil || len(res.Merge.Conflicts) != 2 {
+		t.Fatalf("merge %+v, want 2 conflicts", res.Merge)
 	}
 	for _, cf := range res.Merge.Conflicts {
 		name := filepath.Base(cf.Path)
 		want := dir + "/" + besideName(name, plumbing.NewHash(theirs[name]))
-		if cf.Ref != Branch || cf.Theirs != want || !strings.HasPrefix(cf.Path, dir+"/") || !strings.Contains(cf.String(), "kept ours") {
+		if cf.Ref != CheckpointsRef || cf.Theirs != want || !strings.HasPrefix(cf.Path, dir+"/") || !strings.Contains(cf.String(), "kept ours") {
 			t.Errorf("conflict %+v, want theirs at %s", cf, want)
 		}
 	}
-	if !strings.Contains(runGit(t, c.clones[1].dir, "show", Branch+":"+dir+"/prompts.md"), "prompt in clone 1") {
+	if !strings.Contains(runGit(t, c.clones[1].dir, "show", CheckpointsRef+":"+dir+"/prompts.md"), "prompt in clone 1") {
 		t.Error("ours is not at its path")
 	}
 	c.fetch(t, 0)
 	for i, f := range c.clones {
-		files := runGit(t, f.dir, "ls-tree", "--name-only", Branch+":"+dir)
-		if strings.Count(files, "\n") != 5 || !strings.Contains(files, "checkpoint.theirs-") {
+		files := runGit(t, f.dir, "ls-tree", "--name-only", CheckpointsRef+":"+dir)
+		if strings.Count(files, "\n") != 3 || !strings.Contains(files, "checkpoint.theirs-") {
 			t.Errorf("clone %d: files of %s:\n%s", i, id, files)
 		}
 		var both string
 		for name := range strings.Lines(files) {
 			if strings.HasPrefix(name, "prompts") {
-				both += runGit(t, f.dir, "show", Branch+":"+dir+"/"+strings.TrimSpace(name))
+				both += runGit(t, f.dir, "show", CheckpointsRef+":"+dir+"/"+strings.TrimSpace(name))
 			}
 		}
 		if !strings.Contains(both, "prompt in clone 0") || !strings.Contains(both, "prompt in clone 1") {
@@ -308,7 +318,7 @@ func TestMergeConflictKeepsBoth(t *testing.T) {
 		f.fsck(t)
 	}
 	// Merging the same sides again finds nothing new.
-	if res := c.fetch(t, 1); res.Branch != UpToDate || len(res.Conflicts) != 0 {
+	if res := c.fetch(t, 1); res.Checkpoints != UpToDate || len(res.Conflicts) != 0 {
 		t.Errorf("fetch again: %+v", res)
 	}
 }
@@ -359,7 +369,7 @@ func TestMergeTakesRewrittenCheckpoint(t *testing.T) {
 		t.Fatalf("rewrite = %+v", res)
 	}
 	res := c.push(t, 0)
-	if res.Merge == nil || res.Merge.Branch != Merged || len(res.Merge.Conflicts) != 0 {
+	if res.Merge == nil || res.Merge.Checkpoints != Merged || len(res.Merge.Conflicts) != 0 {
 		t.Fatalf("merge %+v, want a clean merge", res.Merge)
 	}
 	c.fetch(t, 1)
@@ -420,25 +430,19 @@ func TestMergeSparse(t *testing.T) {
 		f.condense(t, fmt.Sprintf("sparse-%d", i))
 	}
 	c.push(t, 0)
-	trackBranch, trackNotes := TrackingRefs("origin")
-	runGit(t, c.clones[1].dir, "fetch", "-q", "origin", "+"+Branch+":"+trackBranch.String())
-	theirs := plumbing.NewHash(runGit(t, c.clones[1].dir, "rev-parse", trackBranch.String()))
-	before := looseObjects(t, c.clones[1].common)
-	res, err := c.clones[1].repo.Merge(c.clones[1].st, theirs, plumbing.ZeroHash)
-	if err != nil || res.Branch != Merged || res.Notes != Absent {
+	track, trackNotes := Tracking("origin", CheckpointsRef), Tracking("origin", NotesRef)
+	runGit(t, c.clones[1].dir, "fetch", "-q", "origin", "+"+CheckpointsRef+":"+track.String())
+	theirs := plumbing.NewHash(runGit(t, c.clones[1].dir, "rev-parse", track.String()))
+	before := objects(t, c.clones[1].dir)
+	res, err := c.clones[1].repo.Merge(c.clones[1].st, Tips{Checkpoints: theirs})
+	if err != nil || res.Checkpoints != Merged || res.Notes != Absent {
 		t.Fatalf("Merge = %+v, %v", res, err)
 	}
-	var added []string
-	for h := range looseObjects(t, c.clones[1].common) {
-		if !before[h] {
-			added = append(added, runGit(t, c.clones[1].dir, "cat-file", "-t", h))
-		}
-	}
 	// The root, at most two xx/ trees, the merge commit.
-	if len(added) > 4 {
-		t.Errorf("the merge wrote %d objects (%v), want at most 4", len(added), added)
+	if got := added(before, objects(t, c.clones[1].dir)); len(got) > 4 {
+		t.Errorf("the merge wrote %d objects (%v), want at most 4", len(got), got)
 	}
-	if n := strings.Count(runGit(t, c.clones[1].dir, "ls-tree", "-d", "-r", "--name-only", Branch), "/"); n != 1002 {
+	if n := strings.Count(runGit(t, c.clones[1].dir, "ls-tree", "-d", "-r", "--name-only", CheckpointsRef), "/"); n != 1002 {
 		t.Errorf("%d checkpoints after the merge, want 1002", n)
 	}
 	if _, err := os.Stat(filepath.Join(c.clones[1].common, filepath.FromSlash(trackNotes.String()))); err == nil {
@@ -453,25 +457,26 @@ func TestShareNothingAndErrors(t *testing.T) {
 	if res := c.push(t, 0); !res.Nothing || res.Refs != nil {
 		t.Errorf("push without a branch = %+v", res)
 	}
-	if res := c.fetch(t, 1); !res.Empty || res.Branch != Absent || res.Notes != Absent {
+	if res := c.fetch(t, 1); !res.Empty || res.Checkpoints != Absent || res.Notes != Absent {
 		t.Errorf("fetch from a remote without checkpoints = %+v", res)
 	}
 	c.clones[0].agent(t, "s").turn("one")
 	c.clones[0].condense(t, "s")
-	// The branch without notes: only the branch is pushed, and fetched.
-	if res := c.push(t, 0); len(res.Refs) != 1 || res.Refs[0].Flag != '*' || res.Refs[0].To != Branch {
+	// Checkpoints without notes: the checkpoints and their transcripts are
+	// pushed, and the checkpoints fetched.
+	if res := c.push(t, 0); len(res.Refs) != 2 || res.Refs[0].Flag != '*' || res.Refs[0].To != CheckpointsRef || res.Refs[1].Flag != '*' {
 		t.Errorf("first push = %+v", res)
 	}
-	if res := c.push(t, 0); len(res.Refs) != 1 || res.Refs[0].Flag != '=' {
+	if res := c.push(t, 0); len(res.Refs) != 2 || res.Refs[0].Flag != '=' || res.Refs[1].Flag != '=' {
 		t.Errorf("second push = %+v", res)
 	}
-	if res := c.fetch(t, 1); res.Empty || res.Branch != FastForward || res.Notes != Absent {
+	if res := c.fetch(t, 1); res.Empty || res.Checkpoints != FastForward || res.Notes != Absent {
 		t.Errorf("fetch = %+v", res)
 	}
 	f := c.clones[0]
 	// A missing remote: one line that says why, git's whole say kept aside.
 	_, pushErr := f.repo.Push(f.st, "no-such-remote")
-	_, fetchErr := f.repo.Fetch(f.st, "no-such-remote")
+	_, fetchErr := f.repo.Fetch(f.st, "no-such-remote", FetchOptions{})
 	for _, err := range []error{pushErr, fetchErr} {
 		var ge *GitError
 		if err == nil || !errors.As(err, &ge) || strings.Contains(err.Error(), "\n") ||
@@ -488,7 +493,7 @@ func TestShareNothingAndErrors(t *testing.T) {
 	f.agent(t, "s2").turn("two")
 	f.condense(t, "s2")
 	res, err := f.repo.Push(f.st, "origin")
-	if !errors.Is(err, ErrPushRejected) || res.Merge != nil || len(res.Refs) != 1 || res.Refs[0].Summary != "[remote rejected]" {
+	if !errors.Is(err, ErrPushRejected) || res.Merge != nil || len(res.Refs) != 2 || res.Refs[0].Summary != "[remote rejected]" {
 		t.Errorf("push refused by the server: %+v, %v", res, err)
 	}
 }
@@ -506,14 +511,15 @@ func TestMergeHonoursPurge(t *testing.T) {
 	c.fetch(t, 1)
 	// Purged with git in a worktree of the branch, and pushed.
 	wt := filepath.Join(t.TempDir(), "purge")
-	runGit(t, c.clones[0].dir, "worktree", "add", "-q", wt, "tether/checkpoints/v1")
+	runGit(t, c.clones[0].dir, "worktree", "add", "-q", "--detach", wt, "tether/checkpoints/v1")
 	runGit(t, wt, "rm", "-q", "-r", id[:2]+"/"+id[2:])
 	runGit(t, wt, "commit", "-q", "-m", "purge "+id)
+	runGit(t, wt, "update-ref", CheckpointsRef, "HEAD")
 	c.push(t, 0)
 	// Clone 1 adds a checkpoint of its own, then merges the purge.
 	c.clones[1].agent(t, "later").turn("more")
 	c.clones[1].condense(t, "later")
-	if res := c.push(t, 1); res.Merge == nil || res.Merge.Branch != Merged {
+	if res := c.push(t, 1); res.Merge == nil || res.Merge.Checkpoints != Merged {
 		t.Fatalf("push = %+v", res)
 	}
 	c.fetch(t, 0)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	agents "github.com/tetherdev/tether/agent" // the name agent is the tests' stand-in
+	"github.com/tetherdev/tether/redact"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -64,9 +65,10 @@ func chunkCuts(r io.ReaderAt, from, to, limit int64) ([]int64, error) {
 // transcripts in (agents.OpenTranscript): it is never read.
 //
 // The whole slice is redacted before it is split, so a secret that would
-// straddle two chunks is still one match: the redacted bytes stream into a
-// staging file of the store, which is then cut into chunks. Memory stays
-// bounded whatever the size of the slice.
+// straddle two chunks is still one match: the redacted bytes go to memory
+// when the slice is small (up to Repo.inMemory, as most turns are), else
+// stream into a staging file of the store, and are then cut into chunks.
+// Memory stays bounded whatever the size of the slice.
 func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Transcript) ([]object.TreeEntry, error) {
 	*t = Transcript{Path: path, From: sp.from, To: sp.to}
 	unavailable := func(reason string) ([]object.TreeEntry, error) {
@@ -99,22 +101,32 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 	if t.From > size {
 		return unavailable(fmt.Sprintf("transcript has %d bytes, fewer than the recorded offset %d", size, t.From))
 	}
-	tmp, err := b.st.StagingFile(tempPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name()) // already gone where the OS allowed removing it while open
-	}()
 	src := &countingReader{r: io.NewSectionReader(f, t.From, t.To-t.From)}
-	counts, n, err := b.r.copyRedacted(tmp, src)
+	var staged io.ReaderAt // the redacted slice
+	var counts redact.Counts
+	var n int64
+	if t.To-t.From <= b.r.inMemory {
+		var buf bytes.Buffer
+		counts, n, err = b.r.copyRedacted(&buf, src)
+		staged = bytes.NewReader(buf.Bytes())
+	} else {
+		tmp, terr := b.st.StagingFile(tempPrefix)
+		if terr != nil {
+			return nil, fmt.Errorf("transcript %s: %w", path, terr)
+		}
+		defer func() {
+			tmp.Close()
+			os.Remove(tmp.Name()) // already gone where the OS allowed removing it while open
+		}()
+		counts, n, err = b.r.copyRedacted(tmp, src)
+		staged = tmp
+	}
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: redact: %w", path, err)
 	}
 	// The file may have shrunk since Stat: record the range actually read.
 	t.To = t.From + src.n
-	cuts, err := chunkCuts(tmp, 0, n, b.r.chunk)
+	cuts, err := chunkCuts(staged, 0, n, b.r.chunk)
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
@@ -122,7 +134,7 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 	var entries []object.TreeEntry
 	var pos int64
 	for i, cut := range cuts {
-		h, err := b.writeStream(plumbing.BlobObject, cut-pos, io.TeeReader(io.NewSectionReader(tmp, pos, cut-pos), sum))
+		h, err := b.writeStream(plumbing.BlobObject, cut-pos, io.TeeReader(io.NewSectionReader(staged, pos, cut-pos), sum))
 		if err != nil {
 			return nil, fmt.Errorf("transcript %s: %w", path, err)
 		}
@@ -135,6 +147,11 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 	t.Redactions = counts
 	return entries, nil
 }
+
+// maxStagedInMemory is the largest slice staged in memory rather than in a
+// staging file (Repo.inMemory): creating and removing a file per
+// checkpoint costs more than the rest of a small checkpoint together.
+const maxStagedInMemory = 4 << 20
 
 // transcriptLoc is where a session's agent keeps its transcripts: the only
 // directory its transcript is read from.

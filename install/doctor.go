@@ -124,7 +124,7 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 			Detail: fmt.Sprintf("%s belongs to something else; the fix moves it to %s and runs it before %s.", s.hookFile, h.name+backupSuffix, h.program),
 			Fix:    repair,
 		}
-	case string(data) != hookScript(h, in.opts.SweepPath, backupErr == nil):
+	case string(data) != hookScript(h, in.opts.SweepPath, backupErr == nil, in.hooksInCommon()):
 		return &Problem{What: "git " + h.name + " hook is out of date", Detail: s.hookFile, Fix: repair}
 	}
 	return nil

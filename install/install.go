@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tetherdev/tether/internal/durable"
+	"github.com/tetherdev/tether/state"
 )
 
 // Options says what to install and where.
@@ -276,6 +277,28 @@ func (in *installer) installHook(h gitHook) error {
 	}
 }
 
+// hooksInCommon reports whether git's hooks directory is <common>/hooks as
+// the shell resolves it from inside (symlinks followed), where a hook
+// finds tether's store beside it (see storeGate).
+func (in *installer) hooksInCommon() bool {
+	return filepath.Dir(resolved(in.repo.hooks)) == resolved(in.repo.common)
+}
+
+// flagStore flags the store active before a gated hook is written: a store
+// an earlier tether kept may hold sessions without the flag, and the gate
+// would keep their work from every commit. The next sweep settles it.
+func (in *installer) flagStore(h gitHook) error {
+	if !h.gated {
+		return nil
+	}
+	st, err := state.Open(in.repo.common, state.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.MarkActive()
+}
+
 // installGitHook writes our hook, chaining to a foreign one: the foreign
 // hook is renamed <hook>.pre-tether and our script runs it first.
 func (in *installer) installGitHook(h gitHook, path string) error {
@@ -290,10 +313,13 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 	}
 	switch {
 	case exists && isOurHook(cur):
-		want := hookScript(h, in.opts.SweepPath, hasBackup)
+		want := hookScript(h, in.opts.SweepPath, hasBackup, in.hooksInCommon())
 		if string(cur) == want {
 			in.change(path, what, Unchanged)
 			return nil
+		}
+		if err := in.flagStore(h); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if err := durable.WriteFile(path, []byte(want), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
@@ -308,7 +334,10 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 		if _, err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if err := durable.WriteFile(path, []byte(hookScript(h, in.opts.SweepPath, hasBackup)), 0o755); err != nil {
+		if err := in.flagStore(h); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err := durable.WriteFile(path, []byte(hookScript(h, in.opts.SweepPath, hasBackup, in.hooksInCommon())), 0o755); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		in.change(path, what, Created)
@@ -322,7 +351,10 @@ func (in *installer) installGitHook(h gitHook, path string) error {
 func (in *installer) chainHook(h gitHook, path, backup string) error {
 	what := "git " + h.name + " hook"
 	tmp := path + ".tether-new"
-	if err := durable.WriteFile(tmp, []byte(hookScript(h, in.opts.SweepPath, true)), 0o755); err != nil {
+	if err := in.flagStore(h); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := durable.WriteFile(tmp, []byte(hookScript(h, in.opts.SweepPath, true, in.hooksInCommon())), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if err := os.Rename(path, backup); err != nil {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tetherdev/tether/state"
 )
 
 // These tests drive real git in temporary repositories. tether-hook and
@@ -91,11 +93,14 @@ func (f *fixture) logged(t *testing.T) string {
 	return string(b)
 }
 
+// newRepo is a repository with one commit whose tether store holds work
+// (it is active), so the post-commit hook has a reason to run tether-hook.
 func newRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	run(t, dir, "git", "init", "-q", "-b", "main")
 	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "init")
+	writeFile(t, filepath.Join(dir, ".git", "tether", state.ActiveFlag), "")
 	return dir
 }
 
@@ -432,7 +437,7 @@ func TestLinkedWorktree(t *testing.T) {
 	if _, err := Uninstall(Options{Dir: wt}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{filepath.Join(wt, ".claude"), filepath.Join(common, "hooks", "post-commit"), filepath.Join(common, "tether")} {
+	for _, p := range []string{filepath.Join(wt, ".claude"), filepath.Join(common, "hooks", "post-commit"), filepath.Join(common, "tether", "install.json")} {
 		if exists(p) {
 			t.Errorf("%s left behind", p)
 		}
@@ -924,5 +929,111 @@ func TestOptionsAreChecked(t *testing.T) {
 		if ps := Check(opts); len(ps) == 0 || ps[0].Fix != nil {
 			t.Errorf("Check(%+v) = %+v", opts, ps)
 		}
+	}
+}
+
+// The post-commit hook in <common>/hooks starts no process unless
+// tether's store is active: git runs the script, which tests for the flag
+// and exits. It finds the store from its own path, so a linked worktree
+// and a moved repository work alike; a hooks directory elsewhere
+// (core.hooksPath, or a symlink to outside the common dir) cannot, and
+// leaves the decision to tether-hook. Installing flags a store an earlier
+// tether kept, which has no flag yet.
+func TestPostCommitStoreGate(t *testing.T) {
+	commit := func(t *testing.T, f *fixture, dir string) bool {
+		t.Helper()
+		os.Remove(f.log)
+		run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+		return f.logged(t) == postCommitRan
+	}
+	t.Run("in the common dir", func(t *testing.T) {
+		f := setup(t)
+		dir := newRepo(t)
+		flag := filepath.Join(dir, ".git", "tether", state.ActiveFlag)
+		if err := os.Remove(flag); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, ".git", "tether", "sessions", "old.json"), "{}") // an earlier tether's store
+		if _, err := Install(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		if !commit(t, f, dir) {
+			t.Fatal("the commit after installing did not run tether-hook: the store was not flagged")
+		}
+		if err := os.Remove(flag); err != nil {
+			t.Fatal(err)
+		}
+		if commit(t, f, dir) {
+			t.Error("an inactive store's commit ran tether-hook")
+		}
+		wt := filepath.Join(t.TempDir(), "wt")
+		run(t, dir, "git", "worktree", "add", "-q", wt)
+		if commit(t, f, wt) {
+			t.Error("an inactive store's commit in a linked worktree ran tether-hook")
+		}
+		writeFile(t, flag, "")
+		if !commit(t, f, wt) || !commit(t, f, dir) {
+			t.Error("an active store's commit did not run tether-hook")
+		}
+		moved := filepath.Join(t.TempDir(), "moved")
+		if err := os.Rename(dir, moved); err != nil {
+			t.Fatal(err)
+		}
+		if !commit(t, f, moved) {
+			t.Error("after the repository moved, an active store's commit did not run tether-hook")
+		}
+	})
+	t.Run("hooks elsewhere", func(t *testing.T) {
+		f := setup(t)
+		dir := newRepo(t)
+		if err := os.Remove(filepath.Join(dir, ".git", "tether", state.ActiveFlag)); err != nil {
+			t.Fatal(err)
+		}
+		shared := t.TempDir()
+		if err := os.RemoveAll(filepath.Join(dir, ".git", "hooks")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(shared, filepath.Join(dir, ".git", "hooks")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Install(Options{Dir: dir, Agents: []string{}}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(readFile(t, filepath.Join(shared, "post-commit")), "tether/active") {
+			t.Error("a hook outside the common dir tests a path relative to itself")
+		}
+		if !commit(t, f, dir) {
+			t.Error("without a gate of its own, the hook did not leave the decision to tether-hook")
+		}
+	})
+}
+
+// A post-commit hook installed by an earlier tether (no gate) still works
+// and is reported out of date; install replaces it.
+func TestOldPostCommitHookUpgraded(t *testing.T) {
+	f := setup(t)
+	dir := newRepo(t)
+	hook := filepath.Join(dir, ".git", "hooks", "post-commit")
+	old := "#!/bin/sh\n" + hookMarker + "\n# Installed by `tether-sweep install`; `tether-sweep uninstall` removes it.\n" +
+		"# Without tether it does nothing, and it never fails the commit.\n" +
+		"command -v tether-hook >/dev/null 2>&1 || exit 0\nexec tether-hook git post-commit\n"
+	writeExec(t, hook, old)
+	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "x")
+	if got := f.logged(t); got != postCommitRan {
+		t.Errorf("the old hook ran %q", got)
+	}
+	var stale bool
+	for _, p := range Check(Options{Dir: dir, Agents: []string{}}) {
+		stale = stale || strings.Contains(p.What, "post-commit hook is out of date")
+	}
+	if !stale {
+		t.Error("doctor does not say the old hook is out of date")
+	}
+	res, err := Install(Options{Dir: dir, Agents: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := actions(res); a[hook] != Updated || !strings.Contains(readFile(t, hook), storeGate) {
+		t.Errorf("install: %+v\n%s", res.Changes, readFile(t, hook))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/tetherdev/tether/state"
 )
 
 // hookMarker is the line that makes a git hook ours. A hook without it is
@@ -29,6 +31,10 @@ type gitHook struct {
 	// exec: the program always exits 0, so an unchained hook execs it
 	// rather than waiting on it — one process less on every commit.
 	exec bool
+	// gated: the hook runs only while tether's store is active
+	// (state.ActiveFlag), which the script itself tests when it can find
+	// the store (see storeGate).
+	gated bool
 }
 
 var (
@@ -36,7 +42,7 @@ var (
 	// `tether-sweep run --hook post-commit --quiet` only when there is
 	// something to sweep: tether-sweep alone takes longer to start than
 	// the commit budget allows.
-	postCommitHook = gitHook{name: "post-commit", program: "tether-hook", args: "git post-commit", exec: true}
+	postCommitHook = gitHook{name: "post-commit", program: "tether-hook", args: "git post-commit", exec: true, gated: true}
 	prePushHook    = gitHook{name: "pre-push", program: "tether-sweep", args: "push --hook pre-push --quiet", passArgs: true, stdin: true}
 )
 
@@ -67,14 +73,26 @@ func programPath(sweep, program string) string {
 	return filepath.Join(filepath.Dir(sweep), program+filepath.Ext(sweep))
 }
 
+// storeGate is the shell test that tether's store is active, for a hook
+// in <common>/hooks: the store is <common>/tether, found from the hook's
+// own path ($0 is the hook as git ran it, relative to the directory it runs
+// the hook in, or absolute), so the test costs no process and follows the
+// repository wherever it moves. A commit with nothing live in the store
+// then costs git one shell and one stat, however many sessions ended
+// before. Hooks elsewhere (core.hooksPath, possibly shared by clones)
+// cannot tell where the store is and leave the decision to tether-hook.
+var storeGate = `[ -e "${0%/*}/../tether/` + state.ActiveFlag + `" ]`
+
 // hookScript is the whole hook file we install. chained means a foreign
-// hook was moved to <name>.pre-tether and must run first.
+// hook was moved to <name>.pre-tether and must run first; inCommon that the
+// hook lives in <common>/hooks, where a gated hook tests storeGate first.
 //
 // Every tether line is guarded, so a missing binary is a no-op, and ends in
 // "|| true", so tether never fails the git operation. A chained hook keeps
 // the foreign hook's exit status as its own.
-func hookScript(h gitHook, sweep string, chained bool) string {
+func hookScript(h gitHook, sweep string, chained, inCommon bool) string {
 	guard, call := sweepInvocation(h, sweep)
+	gated := h.gated && inCommon
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("#!/bin/sh")
@@ -82,6 +100,10 @@ func hookScript(h gitHook, sweep string, chained bool) string {
 	if !chained {
 		line("# Installed by `tether-sweep install`; `tether-sweep uninstall` removes it.")
 		line("# Without tether it does nothing, and it never fails the %s.", operation(h))
+		if gated {
+			line("# Nothing to do unless tether's store holds a live session or a to-do.")
+			line("%s || exit 0", storeGate)
+		}
 		line("%s || exit 0", guard)
 		if h.exec {
 			line("exec %s", call)
@@ -100,7 +122,11 @@ func hookScript(h gitHook, sweep string, chained bool) string {
 		line(`if [ -x "$prev" ]; then`)
 		line(`	"$prev" "$@" || status=$?`)
 		line("fi")
-		line("if %s; then", guard)
+		if gated {
+			line("if %s && %s; then", storeGate, guard)
+		} else {
+			line("if %s; then", guard)
+		}
 		line("	%s </dev/null || true", call)
 		line("fi")
 		line(`exit "$status"`)

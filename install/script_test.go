@@ -16,11 +16,13 @@ func TestHookScriptsParse(t *testing.T) {
 	for _, h := range []gitHook{postCommitHook, prePushHook} {
 		for _, sweep := range []string{"", "/opt/tether/tether-sweep", "/Users/A B/it's/tether-sweep"} {
 			for _, chained := range []bool{false, true} {
-				script := hookScript(h, sweep, chained)
-				if !isOurHook([]byte(script)) {
-					t.Errorf("%s: script lacks the marker", h.name)
+				for _, inCommon := range []bool{false, true} {
+					script := hookScript(h, sweep, chained, inCommon)
+					if !isOurHook([]byte(script)) {
+						t.Errorf("%s: script lacks the marker", h.name)
+					}
+					shellParses(t, script)
 				}
-				shellParses(t, script)
 			}
 			shellParses(t, huskyShebang+huskyBlock(h, sweep))
 		}
@@ -69,7 +71,7 @@ func TestHookScriptGuards(t *testing.T) {
 		}},
 		{prePushHook, "", true, []string{`cat >"$input"`, `"$prev" "$@" <"$input" || exit $?`, `"$@" <"$input" || true`}},
 	} {
-		script := hookScript(tc.h, tc.sweep, tc.chained)
+		script := hookScript(tc.h, tc.sweep, tc.chained, false)
 		for _, w := range tc.want {
 			if !strings.Contains(script, w) {
 				t.Errorf("%s (sweep %q, chained %v) lacks %q:\n%s", tc.h.name, tc.sweep, tc.chained, w, script)
@@ -83,10 +85,10 @@ func TestHookScriptGuards(t *testing.T) {
 
 func TestIsOurHook(t *testing.T) {
 	for content, want := range map[string]bool{
-		hookScript(postCommitHook, "", false):    true,
-		"#!/bin/sh\necho hi\n":                   false,
-		"#!/bin/sh\necho '" + hookMarker + "'\n": false, // mentioned, not marked
-		"":                                       false,
+		hookScript(postCommitHook, "", false, true): true,
+		"#!/bin/sh\necho hi\n":                      false,
+		"#!/bin/sh\necho '" + hookMarker + "'\n":    false, // mentioned, not marked
+		"":                                          false,
 	} {
 		if got := isOurHook([]byte(content)); got != want {
 			t.Errorf("isOurHook(%q) = %v", content, got)

@@ -1,6 +1,6 @@
 // Package redact finds secrets in agent transcripts and prompts and replaces
 // them with a marker such as [REDACTED:github-token] before anything is
-// written to the checkpoints branch.
+// written to the checkpoints.
 //
 // What it promises:
 //

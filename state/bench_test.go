@@ -131,3 +131,35 @@ func writeSession(b *testing.B, common, dir, id string, phase Phase) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkMutateEach writes 30 sessions in one grouped write against 30
+// MutateTx calls: what a sweep finalizing 30 sessions does.
+func BenchmarkMutateEach(b *testing.B) {
+	ids := make([]string, 30)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%02d", i)
+	}
+	touch := func(tx *Tx) error {
+		tx.Session.Phase = PhaseIdle
+		tx.Session.Turns++
+		return nil
+	}
+	b.Run("grouped", func(b *testing.B) {
+		s := benchStore(b)
+		for b.Loop() {
+			if _, errs := s.MutateEach(ids, touch); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+		}
+	})
+	b.Run("one by one", func(b *testing.B) {
+		s := benchStore(b)
+		for b.Loop() {
+			for _, id := range ids {
+				if _, err := s.MutateTx(id, touch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -20,8 +20,17 @@
 //     List, Mutate) replays the records past turn_log_size onto it, the same
 //     way the writer applied them. The state file is rewritten once the log
 //     runs 4 KiB ahead, or when anything else changes.
+//   - MutateEach writes many sessions with the same promises for each, their
+//     writes grouped: every state file is fsynced (concurrently) before its
+//     rename, and each directory the group changed is fsynced once per step,
+//     not once per session. Locks are taken in ID order.
 //   - Ended sessions live in ended/ and cost nothing to List: it reads only
 //     sessions/.
+//   - The file "active" (ActiveFlag) exists whenever the store holds a live
+//     session or a to-do mark: every such write creates it after itself, and
+//     only SettleActive removes it, before it looks for work. A commit hook
+//     can thus tell from one stat that there is nothing to do, however many
+//     sessions have ended.
 //   - Session IDs are validated and every path is opened through os.Root, so
 //     no ID or symlink leads outside the store: the staging files other
 //     packages write (StagingFile) too. The store's own locks (Lock) live in

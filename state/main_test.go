@@ -2,6 +2,7 @@ package state
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,20 +55,55 @@ func runChild(mode string) error {
 	case "crash":
 		// Forever: one turn per transaction, ending the session every fifth
 		// turn and reviving it on the next, reporting each completed write.
+		// CHILD_ID lists the sessions: one is written with MutateTx,
+		// several with MutateEach; the reported turn is the lowest.
 		out := bufio.NewWriter(os.Stdout)
+		turn := func(tx *Tx) error {
+			n := tx.Session.Turns + 1
+			tx.Session.Turns = n
+			tx.Session.Phase = crashPhase(n)
+			return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: n, At: time.Now(), Prompt: strings.Repeat("p", n%300)})
+		}
+		ids := strings.Split(id, ",")
 		for {
-			sess, err := s.MutateTx(id, func(tx *Tx) error {
-				n := tx.Session.Turns + 1
-				tx.Session.Turns = n
-				tx.Session.Phase = crashPhase(n)
-				return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: n, At: time.Now(), Prompt: strings.Repeat("p", n%300)})
-			})
-			if err != nil {
-				return err
+			var sessions []*Session
+			if len(ids) == 1 {
+				sess, err := s.MutateTx(id, turn)
+				if err != nil {
+					return err
+				}
+				sessions = []*Session{sess}
+			} else {
+				var errs []error
+				if sessions, errs = s.MutateEach(ids, turn); errors.Join(errs...) != nil {
+					return errors.Join(errs...)
+				}
 			}
-			fmt.Fprintf(out, "%d\n", sess.Turns)
+			low := sessions[0].Turns
+			for _, sess := range sessions {
+				low = min(low, sess.Turns)
+			}
+			fmt.Fprintf(out, "%d\n", low)
 			out.Flush()
 		}
+	case "count-group":
+		// CHILD_N increments of Turns of every session in CHILD_ID (a
+		// comma-separated list), each round one MutateEach.
+		n, err := strconv.Atoi(os.Getenv("CHILD_N"))
+		if err != nil {
+			return err
+		}
+		for range n {
+			_, errs := s.MutateEach(strings.Split(id, ","), func(tx *Tx) error {
+				tx.Session.Phase = PhaseIdle
+				tx.Session.Turns++
+				return nil
+			})
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "hold":
 		// Take the lock named CHILD_ID, say so, and keep it until stdin
 		// closes (or a kill).

@@ -18,7 +18,7 @@ type Mark string
 
 const (
 	// MarkCondense: the session ended with turns, or a running turn, not
-	// yet final on the checkpoints branch. The store sets it whenever a
+	// yet final in a checkpoint. The store sets it whenever a
 	// session moves to ended/; the sweep clears it after condensing.
 	MarkCondense Mark = "condense"
 	// MarkUnlinked: the session has checkpoints waiting for a commit of
@@ -28,17 +28,11 @@ const (
 
 // SetMark records mark m for session id, durably.
 func (s *Store) SetMark(m Mark, id string) error {
-	if err := ValidateID(id); err != nil {
-		return err
-	}
-	root, err := s.openRoot(true)
-	if err != nil {
-		return fmt.Errorf("mark %s %s: %w", id, m, err)
-	}
-	return s.setMark(root, m, id)
+	return s.SetMarks(m, []string{id})
 }
 
-func (s *Store) setMark(root *os.Root, m Mark, id string) error {
+// createMark creates the mark's file; the caller fsyncs its directory.
+func (s *Store) createMark(root *os.Root, m Mark, id string) error {
 	f, err := s.openFile(root, path.Join(string(m), id), os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("mark %s %s: %w", id, m, err)
@@ -46,10 +40,32 @@ func (s *Store) setMark(root *os.Root, m Mark, id string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("mark %s %s: %w", id, m, err)
 	}
-	if err := syncDir(root, string(m)); err != nil {
-		return fmt.Errorf("mark %s %s: %w", id, m, err)
-	}
 	return nil
+}
+
+// SetMarks records mark m for each of the sessions ids, durably, with one
+// directory fsync for them all.
+func (s *Store) SetMarks(m Mark, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	root, err := s.openRoot(true)
+	if err != nil {
+		return fmt.Errorf("mark %s: %w", m, err)
+	}
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return err
+		}
+		if err := s.createMark(root, m, id); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(root, string(m)); err != nil {
+		return fmt.Errorf("mark %s: %w", m, err)
+	}
+	s.callPause("before-flag")
+	return s.ensureActive(root)
 }
 
 // Marked lists the sessions carrying mark m.

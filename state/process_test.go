@@ -136,13 +136,22 @@ func readerLoop(s *Store, stop <-chan struct{}, reads *atomic.Int64) error {
 // 100 times. After each kill the state loads, the turn log parses, and
 // nothing the child reported as written is lost. The child ends the
 // session every fifth turn and revives it on the next, so kills also land
-// in the middle of moves between sessions/ and ended/.
+// in the middle of moves between sessions/ and ended/. The child writes
+// one session with MutateTx, or a group of three with MutateEach (one
+// grouped write per turn), which must keep the same promises for each.
 func TestCrashKill9(t *testing.T) {
+	for _, ids := range [][]string{{"crashy"}, {"g1", "g2", "g3"}} {
+		t.Run(fmt.Sprintf("%d session(s)", len(ids)), func(t *testing.T) { crashKill9(t, ids) })
+	}
+}
+
+func crashKill9(t *testing.T, ids []string) {
 	common := t.TempDir()
-	const id = "crashy"
+	id := strings.Join(ids, ",")
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
-	reported, last := 0, 0 // highest turn reported; turns found after the last kill
-	halfMoved := 0         // kills that left a move between homes unfinished
+	reported := 0            // highest turn reported
+	last := map[string]int{} // turns found after the last kill, per session
+	halfMoved := 0           // kills that left a move between homes unfinished
 	for round := range 100 {
 		cmd := child(t, "crash", common, id)
 		out, err := cmd.StdoutPipe()
@@ -180,10 +189,12 @@ func TestCrashKill9(t *testing.T) {
 		if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 			t.Fatalf("round %d: child ended with %v, not by the kill", round, err)
 		}
-		last = checkAfterCrash(t, common, id, round, max(reported, last))
 		dir := filepath.Join(common, "tether")
-		if exists(t, filepath.Join(dir, "sessions", id+".json")) && exists(t, filepath.Join(dir, "ended", id+".json")) {
-			halfMoved++
+		for _, id := range ids {
+			last[id] = checkAfterCrash(t, common, id, round, max(reported, last[id]))
+			if exists(t, filepath.Join(dir, "sessions", id+".json")) && exists(t, filepath.Join(dir, "ended", id+".json")) {
+				halfMoved++
+			}
 		}
 	}
 	if reported < 100 {
@@ -197,17 +208,19 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sess, err := s.Mutate(id, func(sess *Session) error { sess.LastError = "checked"; return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, away := "sessions", "ended"
-	if sess.Phase == PhaseEnded {
-		home, away = away, home
-	}
-	if !exists(t, filepath.Join(s.Dir(), home, id+".json")) || exists(t, filepath.Join(s.Dir(), away, id+".json")) ||
-		exists(t, filepath.Join(s.Dir(), away, id+".turns.jsonl")) {
-		t.Errorf("after a clean write the session is not only in %s/", home)
+	for _, id := range ids {
+		sess, err := s.Mutate(id, func(sess *Session) error { sess.LastError = "checked"; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		home, away := "sessions", "ended"
+		if sess.Phase == PhaseEnded {
+			home, away = away, home
+		}
+		if !exists(t, filepath.Join(s.Dir(), home, id+".json")) || exists(t, filepath.Join(s.Dir(), away, id+".json")) ||
+			exists(t, filepath.Join(s.Dir(), away, id+".turns.jsonl")) {
+			t.Errorf("after a clean write %s is not only in %s/", id, home)
+		}
 	}
 }
 

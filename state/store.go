@@ -46,6 +46,16 @@ type Store struct {
 	logOnce sync.Once
 	logger  *slog.Logger
 	logw    *logWriter // guarded by mu
+
+	// pause, when set by tests, is called at named points of a write so a
+	// test can run another writer exactly there.
+	pause func(point string)
+}
+
+func (s *Store) callPause(point string) {
+	if s.pause != nil {
+		s.pause(point)
+	}
 }
 
 // Open returns the store of the repository whose git common dir is
@@ -308,34 +318,134 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
 	}
 	defer lk.release()
-
-	l, err := s.load(root, id, true)
+	w, err := s.begin(root, id, fn)
+	if err == nil && w.write {
+		s.commit(root, []*txWrite{w})
+		err = w.err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	}
+	return w.tx.Session, nil
+}
+
+// txWrite is one session's transaction on its way to disk.
+type txWrite struct {
+	id     string
+	l      loaded
+	tx     *Tx
+	write  bool  // false: ErrNoChange, nothing to write
+	logAt  where // where the turn log is now
+	target where // where the state goes
+	err    error // the first step that failed; the later ones skip it
+
+	logSynced func() error // reports when appended turn records are durable
+}
+
+// begin loads session id (its lock held) and runs fn on it; the returned
+// write is ready to commit when w.write is set.
+func (s *Store) begin(root *os.Root, id string, fn func(*Tx) error) (*txWrite, error) {
+	l, err := s.load(root, id, true)
+	if err != nil {
+		return nil, err
 	}
 	tx := &Tx{Session: l.sess, Exists: l.sess != nil}
 	if l.sess == nil {
 		tx.Session = &Session{Version: SchemaVersion, ID: id}
 	} else if l.sess.Version > SchemaVersion {
-		return nil, fmt.Errorf("mutate session %s: schema version %d is newer than this tether's %d; upgrade tether: %w",
-			id, l.sess.Version, SchemaVersion, ErrNewerVersion)
+		return nil, fmt.Errorf("schema version %d is newer than this tether's %d; upgrade tether: %w",
+			l.sess.Version, SchemaVersion, ErrNewerVersion)
 	}
 	if tx.Session.Incarnation == "" {
 		tx.Session.Incarnation = newIncarnation()
 	}
+	w := &txWrite{id: id, l: l, tx: tx}
 	if err := fn(tx); err != nil {
 		if errors.Is(err, ErrNoChange) {
-			return tx.Session, nil
+			return w, nil
 		}
-		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+		return nil, err
 	}
 	if tx.Session == nil || tx.Session.ID != id {
-		return nil, fmt.Errorf("mutate session %s: the callback replaced the session or its id", id)
+		return nil, errors.New("the callback replaced the session or its id")
 	}
-	if err := s.commit(root, id, l, tx); err != nil {
-		return nil, fmt.Errorf("mutate session %s: %w", id, err)
+	w.write = true
+	return w, nil
+}
+
+// maxGroup bounds the sessions MutateEach holds locked and writes at once.
+const maxGroup = 128
+
+// MutateEach is MutateTx for many sessions at once, with the same
+// promises for each, and the writes of up to maxGroup sessions grouped:
+// their state files are written and fsynced together, and each directory
+// they change is fsynced once, not once per session. The locks are taken
+// in ID order, so two MutateEach calls never wait on each other in a
+// cycle. It returns, in the order of ids, each session as stored (nil
+// where it failed) and each one's error; a session that fails does not
+// stop the others.
+func (s *Store) MutateEach(ids []string, fn func(*Tx) error) ([]*Session, []error) {
+	out, errs := make([]*Session, len(ids)), make([]error, len(ids))
+	fail := func(i int, err error) { errs[i] = fmt.Errorf("mutate session %s: %w", ids[i], err) }
+	root, err := s.openRoot(true)
+	if err != nil {
+		for i := range ids {
+			fail(i, err)
+		}
+		return out, errs
 	}
-	return tx.Session, nil
+	order := make([]int, 0, len(ids))
+	seen := map[string]bool{}
+	for i, id := range ids {
+		switch err := ValidateID(id); {
+		case err != nil:
+			errs[i] = err
+		case seen[id]:
+			fail(i, errors.New("listed twice"))
+		default:
+			seen[id] = true
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	for len(order) > 0 {
+		group := order[:min(len(order), maxGroup)]
+		order = order[len(group):]
+		var locks []*heldLock
+		var ws []*txWrite
+		at := map[*txWrite]int{}
+		for _, i := range group {
+			lk, err := s.acquire(root, sessionLockPath(ids[i]), ids[i])
+			if err != nil {
+				fail(i, err)
+				continue
+			}
+			locks = append(locks, lk)
+			w, err := s.begin(root, ids[i], fn)
+			if err != nil {
+				fail(i, err)
+				continue
+			}
+			at[w] = i
+			if w.write {
+				ws = append(ws, w)
+			} else {
+				out[i] = w.tx.Session
+			}
+		}
+		s.commit(root, ws)
+		for _, w := range ws {
+			if i := at[w]; w.err != nil {
+				fail(i, w.err)
+			} else {
+				out[i] = w.tx.Session
+			}
+		}
+		for _, lk := range locks {
+			lk.release()
+		}
+	}
+	return out, errs
 }
 
 // replayTurns folds into a session the turn records past its
@@ -400,88 +510,198 @@ func appendOnly(id string, l loaded, tx *Tx, logAt where) bool {
 	return err == nil && bytes.Equal(a, b)
 }
 
-// commit writes a transaction. A turn event that changed nothing but what
-// its records say is one fsynced append to the turn log: readers replay
-// the records past the state's turn_log_size (replayTurns), and the state
-// file is rewritten once the log runs maxTurnTail past it. Any other write
-// goes: turn records, then the state in its home, then the turn log
-// follows it, then the state in the other home goes. Each step is durable
-// before the next, so a crash leaves either the old state, or both with
-// the new one newer (load picks it, the next commit finishes the move);
-// the turn log is found in either home.
-func (s *Store) commit(root *os.Root, id string, l loaded, tx *Tx) error {
-	sess := tx.Session
-	sess.Version = SchemaVersion
-	logAt, err := s.findLog(root, id, l.from)
-	if err != nil {
-		return err
-	}
-	if appendOnly(id, l, tx, logAt) {
-		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns, false)
-		if err != nil {
-			return err
+// commit writes transactions, their locks held. A turn event that
+// changed nothing but what its records say is one fsynced append to the
+// turn log: readers replay the records past the state's turn_log_size
+// (replayTurns), and the state file is rewritten once the log runs
+// maxTurnTail past it. Any other write goes, for every session in step:
+// the to-condense mark of a session that ends, then its turn records, then
+// its state in its home (the turn log moving along), then the state in the
+// other home goes. Each step is durable before the next (each directory
+// fsynced once for all the sessions that changed it), so a crash leaves
+// each session with either the old state, or both with the new one newer
+// (load picks it, the next commit finishes the move); the turn log is
+// found in either home. A failure stops that session's write
+// at the step that failed, and is recorded in its w.err.
+func (s *Store) commit(root *os.Root, ws []*txWrite) {
+	var grouped []*txWrite
+	for _, w := range ws {
+		sess := w.tx.Session
+		sess.Version = SchemaVersion
+		if w.logAt, w.err = s.findLog(root, w.id, w.l.from); w.err != nil {
+			continue
 		}
-		if err := wait(); err != nil {
-			return err
+		w.target = homeOf(sess.Phase)
+		if appendOnly(w.id, w.l, w.tx, w.logAt) {
+			size, wait, err := s.appendLog(root, logPath(w.logAt, w.id), w.tx.turns, false)
+			if err == nil {
+				err = wait()
+			}
+			if w.err = err; err == nil {
+				sess.TurnLogSize = size
+			}
+			continue
 		}
-		sess.TurnLogSize = size
-		return nil
-	}
-	now := s.opts.Now().UTC().Round(0)
-	// Strictly newer than any file on disk, whatever the clock does, so a
-	// half-finished move always resolves to this write.
-	if !now.After(l.newest) {
-		now = l.newest.Add(time.Nanosecond)
-	}
-	sess.UpdatedAt = now
-	target := homeOf(sess.Phase)
-	if target == locEnded && !l.has[locEnded] {
-		// Ending: the to-do to condense is durable before the state that
-		// ends, so a crash after finalizing never strands the turns.
-		if err := s.setMark(root, MarkCondense, id); err != nil {
-			return err
+		now := s.opts.Now().UTC().Round(0)
+		// Strictly newer than any file on disk, whatever the clock does, so a
+		// half-finished move always resolves to this write.
+		if !now.After(w.l.newest) {
+			now = w.l.newest.Add(time.Nanosecond)
 		}
+		sess.UpdatedAt = now
+		grouped = append(grouped, w)
 	}
-
+	// Ending: the to-do to condense is durable before the state that
+	// ends, so a crash after finalizing never strands the turns.
+	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
+		if w.target != locEnded || w.l.has[locEnded] {
+			return "", nil
+		}
+		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
+	})
 	// The turn records are fsynced while the state is written (the temp
 	// file is invisible until its rename), and durable before the rename
 	// makes the state that counts them visible.
-	logSynced := func() error { return nil }
-	if len(tx.turns) > 0 {
-		if logAt == locNone {
-			logAt = target
+	for _, w := range grouped {
+		w.logSynced = func() error { return nil }
+		if w.err != nil || len(w.tx.turns) == 0 {
+			continue
 		}
-		size, wait, err := s.appendLog(root, logPath(logAt, id), tx.turns, true)
+		if w.logAt == locNone {
+			w.logAt = w.target
+		}
+		size, wait, err := s.appendLog(root, logPath(w.logAt, w.id), w.tx.turns, true)
 		if err != nil {
-			return err
+			w.err = err
+			continue
 		}
-		logSynced = wait
-		sess.TurnLogSize = size
+		w.logSynced, w.tx.Session.TurnLogSize = wait, size
 	}
-	data, err := encodeSession(sess)
+	s.writeTemps(root, grouped)
+	// The turn log moves with the state, in the same directory fsync:
+	// whichever of the two renames a crash keeps, the log is found in
+	// either home, beside the old state or the new.
+	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
+		if err := w.logSynced(); err != nil {
+			return "", err
+		}
+		if w.logAt != locNone && w.logAt != w.target {
+			if err := root.Rename(logPath(w.logAt, w.id), logPath(w.target, w.id)); err != nil {
+				return "", fmt.Errorf("move turn log: %w", err)
+			}
+		}
+		if err := root.Rename(tempPath(w.target, w.id), statePath(w.target, w.id)); err != nil {
+			return "", fmt.Errorf("write state: %w", err)
+		}
+		return w.target.dir(), nil
+	})
+	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
+		other := w.target.other()
+		if !w.l.has[other] {
+			return "", nil
+		}
+		if err := root.Remove(statePath(other, w.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("remove old state: %w", err)
+		}
+		return other.dir(), nil
+	})
+	// A live session, or a session ended just now (it is marked for
+	// condensing), is work for a sweep. The flag goes after the write: a
+	// sweep that cleared it before either saw this write or sees the flag.
+	var flagged []*txWrite
+	for _, w := range ws {
+		if w.err == nil && (w.target == locLive || !w.l.has[locEnded]) {
+			flagged = append(flagged, w)
+		}
+	}
+	if len(flagged) > 0 {
+		s.callPause("before-flag")
+		if err := s.ensureActive(root); err != nil {
+			for _, w := range flagged {
+				w.err = err
+			}
+		}
+	}
+}
+
+// eachThenSync runs step for every write not failed yet, then fsyncs once
+// each directory the steps named ("" for none): the step's changes are
+// durable when it returns. A failed fsync fails the writes that needed it.
+func (s *Store) eachThenSync(root *os.Root, ws []*txWrite, step func(*txWrite) (dir string, err error)) {
+	needs := map[string][]*txWrite{}
+	for _, w := range ws {
+		if w.err != nil {
+			continue
+		}
+		dir, err := step(w)
+		if err != nil {
+			w.err = err
+			continue
+		}
+		if dir != "" {
+			needs[dir] = append(needs[dir], w)
+		}
+	}
+	for dir, waiting := range needs {
+		if err := syncDir(root, dir); err != nil {
+			for _, w := range waiting {
+				w.err = err
+			}
+		}
+	}
+}
+
+// maxParallelSync bounds the state files written and fsynced at once: the
+// file system commits concurrent fsyncs together, in one journal commit.
+const maxParallelSync = 16
+
+// writeTemps writes the new state of each write into its temporary file
+// and fsyncs it, several at once; one write needs no goroutine.
+func (s *Store) writeTemps(root *os.Root, ws []*txWrite) {
+	var todo []*txWrite
+	for _, w := range ws {
+		if w.err == nil {
+			todo = append(todo, w)
+		}
+	}
+	if len(todo) == 1 {
+		s.writeTemp(root, todo[0])
+		return
+	}
+	sem := make(chan struct{}, maxParallelSync)
+	var wg sync.WaitGroup
+	for _, w := range todo {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.writeTemp(root, w)
+		})
+	}
+	wg.Wait()
+}
+
+// writeTemp writes and fsyncs the temporary file of one write's state.
+// Even when it fails the turn records' wait is kept: it closes their file.
+func (s *Store) writeTemp(root *os.Root, w *txWrite) {
+	data, err := encodeSession(w.tx.Session)
 	if err != nil {
-		return errors.Join(fmt.Errorf("encode: %w", err), logSynced())
+		w.err = errors.Join(fmt.Errorf("encode: %w", err), w.logSynced())
+		return
 	}
-	if err := s.writeState(root, target, id, append(data, '\n'), logSynced); err != nil {
-		return err
-	}
-	if logAt != locNone && logAt != target {
-		if err := root.Rename(logPath(logAt, id), logPath(target, id)); err != nil {
-			return fmt.Errorf("move turn log: %w", err)
+	tmp := tempPath(w.target, w.id)
+	f, err := s.openFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err == nil {
+		_, err = f.Write(append(data, '\n'))
+		if err == nil {
+			err = f.Sync()
 		}
-		if err := syncDir(root, target.dir()); err != nil {
-			return err
-		}
-	}
-	if other := target.other(); l.has[other] {
-		if err := root.Remove(statePath(other, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove old state: %w", err)
-		}
-		if err := syncDir(root, other.dir()); err != nil {
-			return err
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
 	}
-	return nil
+	if err != nil {
+		w.err = errors.Join(fmt.Errorf("write state %s: %w", tmp, err), w.logSynced())
+	}
 }
 
 // findLog says where the turn log is. Normally beside the state; after a
@@ -515,33 +735,6 @@ func (s *Store) findLog(root *os.Root, id string, prefer where) (where, error) {
 		return locEnded, nil
 	}
 	return locNone, nil
-}
-
-// writeState replaces a state file atomically and durably: temp file,
-// fsync, rename, directory fsync. The rename waits for before(), which
-// reports what must be durable first.
-func (s *Store) writeState(root *os.Root, w where, id string, data []byte, before func() error) error {
-	tmp := tempPath(w, id)
-	f, err := s.openFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err == nil {
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if berr := before(); berr != nil {
-		return berr
-	}
-	if err != nil {
-		return fmt.Errorf("write state %s: %w", tmp, err)
-	}
-	if err := root.Rename(tmp, statePath(w, id)); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return syncDir(root, w.dir())
 }
 
 // openFile opens a file in the store, creating its directory on ENOENT:

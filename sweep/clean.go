@@ -19,7 +19,7 @@ type Cleaned struct {
 }
 
 // Clean deletes the state of sessions that ended before cutoff, once every
-// one of their turns is on the checkpoints branch: pending turns are
+// one of their turns is in a checkpoint: pending turns are
 // condensed first, and a session whose turns can't be saved is kept.
 // Sessions a person must look at (a closed, unmerged pull request) are
 // never removed automatically.
@@ -46,7 +46,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 					return out, fmt.Errorf("open repository: %w", err)
 				}
 			}
-			if _, err := condense(st, cp, []string{s.ID}); err != nil {
+			if _, err := condense(st, cp, []string{s.ID}, nil); err != nil {
 				c.Kept = "its pending turns could not be saved: " + err.Error()
 			} else if fresh, err := st.Load(s.ID); err != nil || fresh.HasPending() {
 				c.Kept = "its pending turns could not be saved"
@@ -57,7 +57,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 				c.Kept = err.Error()
 			} else {
 				c.Removed = true
-				// Its checkpoints stay on the branch; there is no session
+				// Its checkpoints stay; there is no session
 				// left to link them from.
 				if err := st.ClearMark(state.MarkUnlinked, s.ID); err != nil {
 					return out, err

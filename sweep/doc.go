@@ -1,8 +1,7 @@
 // Package sweep is tether's reconciler: it checks the owner of every live
 // session, finalizes the sessions whose owner is gone (re-checking under the
 // session lock, so a session revived meanwhile is left alone), condenses
-// their pending turns into the checkpoints branch and links checkpoints to
-// commits.
+// their pending turns into checkpoints and links checkpoints to commits.
 //
 // Its promises: a session whose owner is Alive is never finalized; Unknown
 // liveness ends a session only by the stale-after policy — or, with GitHub
@@ -10,5 +9,11 @@
 // github instead of stale), while every other session only gets GitHub's
 // view as an annotation; a GitHub failure never ends anything; a sweep with
 // nothing to do never opens the repository with go-git; ended sessions cost
-// nothing (they are never listed).
+// nothing (they are never listed). However many sessions a sweep ends,
+// condenses or links, each of those steps is one grouped state write
+// (state.MutateEach), and condensing one commit per ref. A post-commit
+// sweep links to the commit HEAD named when it started, even if it goes on
+// after the commit returned and another commit was made. A sweep that
+// leaves no live session clears the store's active flag unless a to-do
+// mark remains (state.SettleActive), so the next commits start nothing.
 package sweep

@@ -38,6 +38,6 @@ func End(repo gitdir.Repo, st *state.Store, id, note string, now time.Time) (Tra
 	if err != nil {
 		return tr, nil, fmt.Errorf("open repository: %w", err)
 	}
-	results, err := condense(st, cp, []string{id})
+	results, err := condense(st, cp, []string{id}, nil)
 	return tr, results, err
 }

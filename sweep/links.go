@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tetherdev/tether/checkpoint"
@@ -47,28 +48,32 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 	if err := cp.Link(head, all); err != nil {
 		return nil, err
 	}
-	for id, cps := range perSession {
-		_, err := st.Mutate(id, func(s *state.Session) error {
-			changed := false
-			for i := range s.Checkpoints {
-				c := &s.Checkpoints[i]
-				if slices.Contains(cps, c.ID) && !slices.Contains(c.Linked, head) {
-					c.Linked = append(c.Linked, head)
-					changed = true
-				}
+	sessions := slices.Sorted(maps.Keys(perSession))
+	_, errs := st.MutateEach(sessions, func(s *state.Tx) error {
+		cps, changed := perSession[s.Session.ID], false
+		for i := range s.Session.Checkpoints {
+			c := &s.Session.Checkpoints[i]
+			if slices.Contains(cps, c.ID) && !slices.Contains(c.Linked, head) {
+				c.Linked = append(c.Linked, head)
+				changed = true
 			}
-			if !changed {
-				return state.ErrNoChange
-			}
-			return nil
-		})
-		if err != nil {
-			return all, fmt.Errorf("record link of session %s: %w", id, err)
+		}
+		if !changed {
+			return state.ErrNoChange
+		}
+		return nil
+	})
+	var failed []error
+	for i, id := range sessions {
+		if errs[i] != nil {
+			failed = append(failed, fmt.Errorf("record link of session %s: %w", id, errs[i]))
+			continue
 		}
 		if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
-			return all, err
+			failed = append(failed, err)
+			continue
 		}
-		st.Logger().Info("linked", "session", id, "commit", head, "checkpoints", cps)
+		st.Logger().Info("linked", "session", id, "commit", head, "checkpoints", perSession[id])
 	}
-	return all, nil
+	return all, errors.Join(failed...)
 }

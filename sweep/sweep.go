@@ -66,6 +66,17 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		now = opts.Now
 	}
 	rep := &Report{Finalized: []Transition{}, Checkpoints: []checkpoint.Result{}, Warnings: []string{}}
+	// The commit that ran the post-commit hook, read first: a sweep that
+	// goes on in the background after the commit returned must link to
+	// that commit, not to one made since.
+	var head string
+	if opts.PostCommit && !opts.DryRun {
+		h, _, err := gitdir.Head(repo.GitDir, repo.CommonDir)
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("read HEAD: %v", err))
+		}
+		head = h
+	}
 	live, warns, err := st.List()
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -74,7 +85,7 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, w.Msg)
 	}
 
-	var toCondense []string
+	var toCondense, toEnd []string
 	if opts.GitHub != nil {
 		live, toCondense = reconcileGitHub(repo, st, live, opts, now, rep)
 	}
@@ -94,26 +105,27 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 			rep.Finalized = append(rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: endReason(s.Phase, ev), Owner: v.Reason})
 			continue
 		}
-		if opts.beforeFinalize != nil {
-			opts.beforeFinalize(s.ID)
-		}
-		tr, ended, err := finalize(st, s.ID, now, opts.StaleAfter)
-		if err != nil {
-			rep.Warnings = append(rep.Warnings, err.Error())
-			continue
-		}
-		if !ended {
-			// Revived between the scan and the lock: show it as it is now.
-			if fresh, err := st.Load(s.ID); err == nil {
-				rep.Sessions = append(rep.Sessions, Checked{fresh, state.OwnerVerdict(fresh)})
-			}
-			continue
-		}
-		rep.Finalized = append(rep.Finalized, tr)
-		toCondense = append(toCondense, s.ID)
+		toEnd = append(toEnd, s.ID)
 	}
 	if opts.DryRun {
 		return rep, nil
+	}
+	for _, id := range toEnd {
+		if opts.beforeFinalize != nil {
+			opts.beforeFinalize(id)
+		}
+	}
+	for _, f := range finalize(st, toEnd, now, opts.StaleAfter) {
+		switch {
+		case f.err != nil:
+			rep.Warnings = append(rep.Warnings, f.err.Error())
+		case f.ended:
+			rep.Finalized = append(rep.Finalized, f.tr)
+			toCondense = append(toCondense, f.tr.ID)
+		case f.session != nil:
+			// Revived between the scan and the lock: shown as it is now.
+			rep.Sessions = append(rep.Sessions, Checked{f.session, state.OwnerVerdict(f.session)})
+		}
 	}
 	// Sessions that ended since the last condense — by their agent's own
 	// session end, or by a sweep that died before condensing them.
@@ -125,73 +137,110 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		toCondense = appendUnique(toCondense, id)
 	}
 
-	var head string
 	pendingLinks, err := st.Marked(state.MarkUnlinked)
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
-	if opts.PostCommit {
-		h, _, err := gitdir.Head(repo.GitDir, repo.CommonDir)
-		if err != nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("read HEAD: %v", err))
-		}
-		head = h
-	}
-	if len(toCondense) == 0 && (head == "" || len(pendingLinks) == 0) {
-		return rep, nil // nothing to write: never open the repository
-	}
-
-	cp, err := checkpoint.Open(repo.CommonDir)
-	if err != nil {
-		return rep, fmt.Errorf("open repository: %w", err)
-	}
-	if len(toCondense) > 0 {
-		results, err := condense(st, cp, toCondense)
-		rep.Checkpoints = append(rep.Checkpoints, results...)
-		if err != nil {
+	if len(toCondense) > 0 || head != "" && len(pendingLinks) > 0 {
+		if err := write(repo, st, rep, toCondense, head, pendingLinks); err != nil {
 			return rep, err
 		}
-		for _, r := range results {
-			if r.Checkpoint != "" {
-				pendingLinks = appendUnique(pendingLinks, r.Session)
-			}
-		}
 	}
-	if head != "" && len(pendingLinks) > 0 {
-		linked, err := linkToHead(st, cp, repo.WorkTree, head, pendingLinks)
-		rep.Linked, rep.Head = linked, head
-		if err != nil {
-			return rep, fmt.Errorf("link checkpoints to %s: %w", head, err)
+	if len(rep.Sessions) == 0 {
+		// Nothing live is left: unless a mark remains, a commit has nothing
+		// to start a sweep for.
+		if _, err := st.SettleActive(); err != nil {
+			rep.Warnings = append(rep.Warnings, err.Error())
 		}
 	}
 	return rep, nil
 }
 
-// finalize ends a session under its lock, after deciding again on the state
-// loaded there: a turn may have revived it since the scan.
-func finalize(st *state.Store, id string, now func() time.Time, staleAfter time.Duration) (Transition, bool, error) {
-	var tr Transition
-	_, err := st.Mutate(id, func(s *state.Session) error {
+// write condenses the sessions toCondense and links the checkpoints of
+// the sessions pendingLinks (and of those just condensed) to head, when
+// set.
+func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, head string, pendingLinks []string) error {
+	cp, err := checkpoint.Open(repo.CommonDir)
+	if err != nil {
+		return fmt.Errorf("open repository: %w", err)
+	}
+	if len(toCondense) > 0 {
+		// At a commit, the checkpoints of this worktree's sessions are
+		// linked to it as they are written.
+		var link *checkpoint.Link
+		if head != "" {
+			link = &checkpoint.Link{Commit: head, Wants: func(s *state.Session, _ *checkpoint.Checkpoint) bool {
+				return s.Worktree == repo.WorkTree
+			}}
+		}
+		results, err := condense(st, cp, toCondense, link)
+		rep.Checkpoints = append(rep.Checkpoints, results...)
+		for _, r := range results {
+			if r.Linked {
+				rep.Linked, rep.Head = append(rep.Linked, r.Checkpoint), head
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if head != "" && len(pendingLinks) > 0 {
+		// Checkpoints condensed earlier, waiting for a commit.
+		linked, err := linkToHead(st, cp, repo.WorkTree, head, pendingLinks)
+		rep.Linked, rep.Head = append(rep.Linked, linked...), head
+		if err != nil {
+			return fmt.Errorf("link checkpoints to %s: %w", head, err)
+		}
+	}
+	return nil
+}
+
+// finalized is what finalize did to one session.
+type finalized struct {
+	tr      Transition
+	ended   bool
+	session *state.Session // as stored, when it was not ended
+	err     error
+}
+
+// finalize ends sessions under their locks, in one grouped write, after
+// deciding again on the state loaded there: a turn may have revived one
+// since the scan.
+func finalize(st *state.Store, ids []string, now func() time.Time, staleAfter time.Duration) []finalized {
+	out := make([]finalized, len(ids))
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	sessions, errs := st.MutateEach(ids, func(tx *state.Tx) error {
+		s := tx.Session
 		v := state.OwnerVerdict(s)
 		ev, ok := state.Decide(s, v, now(), staleAfter)
 		if !ok {
 			return state.ErrNoChange
 		}
-		var ended bool
-		if tr, ended = endSession(s, ev, now(), v.Reason); !ended {
+		tr, ended := endSession(s, ev, now(), v.Reason)
+		if !ended {
 			return state.ErrNoChange
 		}
+		out[at[s.ID]].tr = tr
 		return nil
 	})
-	if err != nil {
-		return tr, false, fmt.Errorf("finalize session %s: %w", id, err)
+	for i, id := range ids {
+		f := &out[i]
+		f.session = sessions[i]
+		if errs[i] != nil {
+			*f = finalized{err: fmt.Errorf("finalize session %s: %w", id, errs[i])}
+			continue
+		}
+		if f.tr.ID == "" {
+			continue
+		}
+		f.ended = true
+		st.Logger().Info("transition", "session", id, "agent", f.tr.Agent, "from", string(f.tr.From),
+			"to", string(state.PhaseEnded), "reason", f.tr.Reason, "owner", f.tr.Owner)
 	}
-	if tr.ID == "" {
-		return tr, false, nil
-	}
-	st.Logger().Info("transition", "session", id, "agent", tr.Agent, "from", string(tr.From),
-		"to", string(state.PhaseEnded), "reason", tr.Reason, "owner", tr.Owner)
-	return tr, true, nil
+	return out
 }
 
 // endSession applies an ending event to a live session loaded under its
@@ -224,19 +273,21 @@ func appendUnique(list []string, s string) []string {
 }
 
 // condense writes the pending turns of the given sessions to the
-// checkpoints branch, marks the new checkpoints as waiting for a commit to
-// link to and, once all went well, clears the sessions' to-condense marks.
-// After a failure the marks stay and the next sweep tries again: condensing
-// is idempotent.
-func condense(st *state.Store, cp *checkpoint.Repo, ids []string) ([]checkpoint.Result, error) {
-	results, err := cp.Condense(st, ids)
+// checkpoints, linking those link wants, marks the others as waiting for a
+// commit to link to and, once all went well, clears the sessions'
+// to-condense marks.
+// After a failure the marks stay and the next sweep tries again:
+// condensing is idempotent.
+func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoint.Link) ([]checkpoint.Result, error) {
+	results, err := cp.Condense(st, ids, link)
+	var made []string
 	for _, r := range results {
-		if r.Checkpoint == "" {
-			continue
+		if r.Checkpoint != "" && !r.Linked {
+			made = append(made, r.Session)
 		}
-		if merr := st.SetMark(state.MarkUnlinked, r.Session); merr != nil && err == nil {
-			err = merr
-		}
+	}
+	if merr := st.SetMarks(state.MarkUnlinked, made); merr != nil && err == nil {
+		err = merr
 	}
 	if err != nil {
 		return results, fmt.Errorf("condense: %w", err)

@@ -8,7 +8,9 @@
 // (Codex's legacy notify program passes the payload as the last argument.)
 // `tether-hook git post-commit` is the gate of git's post-commit hook: it
 // hands over to `tether-sweep run --hook post-commit` only when the sweep
-// has work.
+// has work. The installed hook script runs it only while the store is
+// active (state.ActiveFlag), so a commit with nothing live starts no
+// process at all.
 //
 // What it promises:
 //   - It never breaks the agent: it exits 0 whatever happens. Each failure of
@@ -31,6 +33,10 @@
 //     environment (agent.TranscriptRoot), for the sweep, which runs later
 //     and elsewhere; a transcript path outside it is warned about, never
 //     read, and measured as empty.
+//   - A commit never waits on tether longer than tether.commitWait (git
+//     config, 1s by default), the gate's own look at the store included,
+//     however much is pending: a sweep still running then goes on by
+//     itself, detached from the commit, and logs that it did.
 //   - At a session start that finds a live session whose owner is dead, it
 //     launches `tether-sweep run --quiet` detached, at most once a minute per
 //     repository, and never waits for it.

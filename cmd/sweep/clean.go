@@ -19,7 +19,7 @@ func (a *app) cleanCommand() *cobra.Command {
 		Use:   "clean",
 		Short: "remove ended sessions whose turns are all saved",
 		Long: `Sweep, then remove the records of sessions that ended longer ago than
---older-than and whose turns are all on the checkpoints branch. Checkpoints are
+--older-than and whose turns are all in checkpoints. Checkpoints are
 never removed.`,
 		Example: `  tether-sweep clean --dry-run
   tether-sweep clean --older-than 7d`,

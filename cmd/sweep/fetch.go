@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,26 +11,40 @@ import (
 
 func (a *app) fetchCommand() *cobra.Command {
 	var quiet, asJSON, verbose bool
+	var transcripts string
 	c := &cobra.Command{
 		Use:   "fetch [REMOTE]",
 		Short: "fetch a remote's checkpoints and notes and merge them",
-		Long: `Fetch a remote's checkpoints branch and notes (the current branch's remote,
-else origin) into tracking refs, and merge them into ours as a union.`,
+		Long: `Fetch a remote's checkpoints and notes (the current branch's remote, else
+origin) into tracking refs, and merge them into ours as a union. Transcripts
+stay on the remote unless asked for: --transcripts fetches this month's and
+last month's, --transcripts=all every month's (and those of the branch an
+earlier tether kept), --transcripts=2026-05 one month's. show --transcript
+fetches the one it shows.`,
 		Example: `  tether-sweep fetch
+  tether-sweep fetch --transcripts
   tether-sweep fetch upstream --json`,
 		GroupID: "checkpoints",
 		Args:    maxArgs(1, "fetch takes at most one REMOTE"),
-		RunE:    func(_ *cobra.Command, args []string) error { return a.fetch(args, quiet, asJSON, verbose) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts, err := transcriptsFlag(transcripts, time.Now())
+			if err != nil {
+				return err
+			}
+			return a.fetch(args, opts, quiet, asJSON, verbose)
+		},
 	}
 	c.Flags().BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().StringVar(&transcripts, "transcripts", "", "also fetch transcripts: recent (this month and the last), all, or a month (2026-05)")
+	c.Flags().Lookup("transcripts").NoOptDefVal = "recent"
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "when git fails, print all it said")
 	return c
 }
 
-// fetch brings a remote's checkpoints branch and notes into their tracking
-// refs and merges them into ours.
-func (a *app) fetch(args []string, quiet, asJSON, verbose bool) error {
+// fetch brings a remote's checkpoints and notes, and the transcripts opts
+// select, into their tracking refs and merges them into ours.
+func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, verbose bool) error {
 	w, cp, err := a.openCheckpoints()
 	if err != nil {
 		return err
@@ -41,26 +56,46 @@ func (a *app) fetch(args []string, quiet, asJSON, verbose bool) error {
 	if remote == "" {
 		remote = defaultRemote(w.repo)
 	}
-	res, err := cp.Fetch(w.store, remote)
+	res, err := cp.Fetch(w.store, remote, opts)
 	a.gitSaid(w.store, "fetch", remote, err, verbose)
 	warnings := conflictWarnings(res.Conflicts)
 	if asJSON {
-		branch, notes := checkpoint.TrackingRefs(remote)
 		if jerr := writeJSON(a.stdout, struct {
 			checkpoint.FetchResult
-			TrackingBranch string   `json:"tracking_branch"`
-			TrackingNotes  string   `json:"tracking_notes"`
-			Warnings       []string `json:"warnings"`
-		}{res, branch.String(), notes.String(), nonNil(warnings)}); jerr != nil && err == nil {
+			TrackingCheckpoints string   `json:"tracking_checkpoints"`
+			TrackingNotes       string   `json:"tracking_notes"`
+			Warnings            []string `json:"warnings"`
+		}{res, checkpoint.Tracking(remote, checkpoint.CheckpointsRef).String(), checkpoint.Tracking(remote, checkpoint.NotesRef).String(), nonNil(warnings)}); jerr != nil && err == nil {
 			err = jerr
 		}
 	} else if !quiet && err == nil {
 		if res.Empty {
 			fmt.Fprintf(a.stdout, "nothing to fetch: %s has no checkpoints\n", remote)
 		} else {
-			fmt.Fprintf(a.stdout, "fetched checkpoints from %s: branch %s, notes %s\n", remote, res.Branch, res.Notes)
+			fmt.Fprintf(a.stdout, "fetched checkpoints from %s: checkpoints %s, notes %s", remote, res.Checkpoints, res.Notes)
+			if n := len(res.Transcripts); n > 0 {
+				fmt.Fprintf(a.stdout, ", transcripts of %d ref(s)", n)
+			}
+			fmt.Fprintln(a.stdout)
 		}
 	}
 	printWarnings(a, warnings, quiet)
 	return err
+}
+
+// transcriptsFlag turns --transcripts into fetch options.
+func transcriptsFlag(which string, now time.Time) (checkpoint.FetchOptions, error) {
+	switch which {
+	case "":
+		return checkpoint.FetchOptions{}, nil
+	case "recent":
+		return checkpoint.FetchOptions{Transcripts: checkpoint.RecentTranscripts(now)}, nil
+	case "all":
+		return checkpoint.FetchOptions{Transcripts: checkpoint.AllTranscripts}, nil
+	}
+	month, err := checkpoint.Generation(which)
+	if err != nil {
+		return checkpoint.FetchOptions{}, usagef("--transcripts: want recent, all or a month like 2026-05, not %q", which)
+	}
+	return checkpoint.FetchOptions{Transcripts: month}, nil
 }

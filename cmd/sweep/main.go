@@ -1,5 +1,5 @@
 // Command tether-sweep finalizes agent sessions whose owner is gone,
-// condenses their turns into the checkpoints branch, and is the operator's
+// condenses their turns into checkpoints, and is the operator's
 // window onto tether's state. Each subcommand lives in its own file; cobra
 // gives them help, shell completion and suggestions, with pflag flags.
 package main
@@ -96,7 +96,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "tether-sweep",
 		Short: "keep an honest record of AI coding-agent sessions",
 		Long: `tether-sweep ends agent sessions whose process is gone, saves their turns as
-checkpoints on the tether/checkpoints/v1 branch, links them to the commits they
+checkpoints under refs/tether/ (not a branch), links them to the commits they
 produced, and shows, resumes and cleans up sessions. Agents record sessions
 through tether-hook; tether-sweep install sets that up.`,
 		Version: version(),

@@ -55,6 +55,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.invalid")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("NO_COLOR", "1")
+			// A commit waits for its post-commit sweep up to a bound (1s by
+			// default), then lets it go on detached; the scripts read what
+			// it did right after the commit, so they wait for it however
+			// slow the machine (testdata/commit_wait.txtar sets the bound).
+			if err := os.WriteFile(filepath.Join(env.WorkDir, ".gitconfig"), []byte("[tether]\n\tcommitWait = 10m\n"), 0o644); err != nil {
+				return err
+			}
 			// Self-heal sweeps launched by the hooks are detached: wait
 			// for them before the work directory goes.
 			env.Defer(func() {

@@ -23,9 +23,11 @@ func (a *app) pushCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "push [REMOTE]",
 		Short: "share checkpoints and notes with a remote",
-		Long: `Push the checkpoints branch and the notes that link checkpoints to commits to
-a remote (the current branch's, else origin). When the remote has moved, fetch
-and merge it first, as a union: nobody's checkpoints are lost.`,
+		Long: `Push the checkpoints, the notes that link them to commits and the transcripts
+this clone wrote to a remote (the current branch's, else origin). When the
+remote has moved, fetch and merge its checkpoints and notes first, as a union:
+nobody's checkpoints are lost. A remote that still has the branch an earlier
+tether kept gets it migrated, then deleted.`,
 		Example: `  tether-sweep push
   tether-sweep push upstream`,
 		GroupID: "checkpoints",
@@ -124,10 +126,10 @@ func printPush(a *app, res checkpoint.PushResult) {
 		return
 	}
 	if res.Merge != nil {
-		fmt.Fprintf(a.stdout, "%s had moved: fetched and merged it (branch %s, notes %s)\n", res.Remote, res.Merge.Branch, res.Merge.Notes)
+		fmt.Fprintf(a.stdout, "%s had moved: fetched and merged it (checkpoints %s, notes %s)\n", res.Remote, res.Merge.Checkpoints, res.Merge.Notes)
 	}
 	for _, s := range res.Refs {
-		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/heads/"), res.Remote, strings.Trim(s.Summary, "[]"))
+		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/"), res.Remote, strings.Trim(s.Summary, "[]"))
 	}
 }
 

@@ -160,7 +160,7 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 		}
 		note := ""
 		if c.Skipped {
-			note = " (already on the branch)"
+			note = " (already stored)"
 		}
 		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %s%s\n", c.Checkpoint, shortID(c.Session), count(c.Turns, "turn", "turns"), note)
 	}

@@ -17,24 +17,34 @@ import (
 )
 
 func (a *app) showCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, transcript bool
+	var remote string
 	c := &cobra.Command{
 		Use:   "show <commit|checkpoint>",
 		Short: "show the checkpoints of a commit, or one checkpoint",
 		Long: `Show the checkpoints linked to a commit (any revision git understands), with
 the first line of each prompt, or one checkpoint by its ID with its prompts in
-full.`,
+full. --transcript prints their stored transcripts instead (JSON lines),
+fetching from the remote the one this clone does not have.`,
 		Example: `  tether-sweep show HEAD
-  tether-sweep show 9c1e3f2a0b4d5e6f --json`,
+  tether-sweep show 9c1e3f2a0b4d5e6f --json
+  tether-sweep show HEAD --transcript`,
 		GroupID: "checkpoints",
 		Args:    exactArgs(1, "show takes one commit or checkpoint ID"),
-		RunE:    func(_ *cobra.Command, args []string) error { return a.show(args[0], asJSON) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if asJSON && transcript {
+				return usagef("--json and --transcript do not go together")
+			}
+			return a.show(args[0], asJSON, transcript, remote)
+		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the checkpoints as JSON")
+	c.Flags().BoolVar(&transcript, "transcript", false, "print the stored transcripts, fetching them if this clone lacks them")
+	c.Flags().StringVar(&remote, "remote", "", "the remote to fetch transcripts from (default: the upstream's, or origin)")
 	return c
 }
 
-func (a *app) show(arg string, asJSON bool) error {
+func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 	w, err := a.open()
 	if err != nil {
 		return err
@@ -74,6 +84,9 @@ func (a *app) show(arg string, asJSON bool) error {
 		}
 	}
 
+	if transcript {
+		return a.showTranscripts(w, cp, cps, remote)
+	}
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -96,6 +109,33 @@ func (a *app) show(arg string, asJSON bool) error {
 			fmt.Fprintf(a.stdout, "another clone's version of checkpoint %s, kept beside it when they were merged:\n", c.ID)
 		}
 		printCheckpoint(a.stdout, c, !isCommit)
+	}
+	return nil
+}
+
+// showTranscripts prints the stored transcript of each checkpoint, as
+// stored. One this clone does not have is fetched from the remote first:
+// only the ref that holds it.
+func (a *app) showTranscripts(w *workspace, cp *checkpoint.Repo, cps []*checkpoint.Checkpoint, remote string) error {
+	for _, c := range cps {
+		if c.Transcript.Unavailable {
+			fmt.Fprintf(a.stderr, "checkpoint %s: no transcript stored (%s)\n", c.ID, c.Transcript.Reason)
+			continue
+		}
+		err := cp.WriteTranscript(a.stdout, c)
+		if errors.Is(err, checkpoint.ErrTranscriptNotFetched) {
+			if remote == "" {
+				remote = defaultRemote(w.repo)
+			}
+			ref := c.TranscriptRef()
+			if _, ferr := cp.Fetch(w.store, remote, checkpoint.FetchOptions{Transcripts: checkpoint.TheseTranscripts(ref)}); ferr != nil {
+				return fmt.Errorf("checkpoint %s: its transcript is on %s, which this clone has not fetched: %w", c.ID, ref, ferr)
+			}
+			err = cp.WriteTranscript(a.stdout, c)
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", c.ID, err)
+		}
 	}
 	return nil
 }

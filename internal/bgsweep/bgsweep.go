@@ -1,7 +1,8 @@
 // Package bgsweep lets tests wait for the background sweeps that
-// tether-hook's self-heal launches: they are detached, so nothing else
-// waits for them, and they write to the store of a test's scratch
-// repository until they exit.
+// tether-hook launches, at a session start (self-heal) or from a commit
+// that did not wait for its post-commit sweep: they are detached, so
+// nothing else waits for them, and they write to the store of a test's
+// scratch repository until they exit.
 package bgsweep
 
 import (
@@ -11,11 +12,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
-// startedMsg is the log message tether-hook writes when it launches one.
-const startedMsg = "self-heal: background sweep started"
+// The log messages tether-hook writes, with the sweep's pid, when it
+// launches one and when a post-commit sweep goes on by itself.
+var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background"}
 
 // Wait reads the tether log of the store at storeDir (<common>/tether) and
 // waits, up to timeout in all, until every sweep it started has exited.
@@ -32,7 +35,7 @@ func Wait(storeDir string, timeout time.Duration) {
 			Msg string `json:"msg"`
 			PID int    `json:"pid"`
 		}
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != startedMsg || l.PID <= 0 {
+		if json.Unmarshal(sc.Bytes(), &l) != nil || !slices.Contains(startedMsgs, l.Msg) || l.PID <= 0 {
 			continue
 		}
 		for time.Now().Before(deadline) && running(l.PID) {

@@ -1,11 +1,14 @@
 // Command bench measures tether against floors taken in the same run, so
 // the figures are ratios that survive a noisy machine:
 //
-//	go run ./scripts/bench [--json] [--rounds N] [--only NAME]
+//	go run ./scripts/bench [--json] [--rounds N] [--only NAME] [--short]
 //
 // Each comparison interleaves the candidate and its floor, round by round,
 // and reports medians with a built-in timer; when hyperfine is on PATH it
-// also gives its own figure for the hook, as a second opinion.
+// also gives its own figure for the hook, as a second opinion. Big
+// fixtures (a history of 100,000 checkpoints, 10,000 ended sessions) are
+// written directly, with git fast-import and plain files. --short runs
+// every comparison in CI-friendly time: 20 rounds and a history of 10,000.
 package main
 
 import (
@@ -30,6 +33,7 @@ type result struct {
 	FloorMs   float64 `json:"floor_median_ms"`
 	Ratio     float64 `json:"ratio"`
 	DeltaMs   float64 `json:"delta_ms"`
+	Unit      string  `json:"unit,omitempty"` // of the three figures above when not ms (bytes)
 	Budget    string  `json:"budget"`
 	OK        bool    `json:"within_budget"`
 	Rounds    int     `json:"rounds"`
@@ -40,6 +44,17 @@ type bench struct {
 	work   string // scratch dir
 	bin    string // built binaries
 	rounds int
+	short  bool
+
+	shared [2]*sharing // the remotes of the sharing rows, built once
+}
+
+// bigHistory is the number of checkpoints of the big remote.
+func (b *bench) bigHistory() int {
+	if b.short {
+		return 10_000
+	}
+	return 100_000
 }
 
 func main() {
@@ -47,14 +62,18 @@ func main() {
 	rounds := flag.Int("rounds", 200, "rounds per comparison")
 	only := flag.String("only", "", "run only the comparisons whose name contains this")
 	keep := flag.Bool("keep", false, "keep the scratch directory")
+	short := flag.Bool("short", false, "CI-friendly: 20 rounds (unless --rounds), a history of 10,000 checkpoints instead of 100,000")
 	flag.Parse()
+	if *short && !flagSet("rounds") {
+		*rounds = 20
+	}
 
 	work, err := os.MkdirTemp("", "tether-bench-")
 	check(err)
 	if !*keep {
 		defer os.RemoveAll(work)
 	}
-	b := &bench{work: work, bin: filepath.Join(work, "bin"), rounds: *rounds}
+	b := &bench{work: work, bin: filepath.Join(work, "bin"), rounds: *rounds, short: *short}
 	b.build()
 
 	var results []result
@@ -63,7 +82,7 @@ func main() {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s ...\n", c.name)
-		results = append(results, c.run(b))
+		results = append(results, c.run(b)...)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -72,9 +91,13 @@ func main() {
 		return
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "comparison\tcandidate ms\tfloor ms\tratio\tdelta ms\tbudget\tok\t")
+	fmt.Fprintln(tw, "comparison\tcandidate\tfloor\tratio\tdelta\tunit\tbudget\tok\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2fx\t%+.3f\t%s\t%v\t\n", r.Name, r.CandMs, r.FloorMs, r.Ratio, r.DeltaMs, r.Budget, r.OK)
+		unit := r.Unit
+		if unit == "" {
+			unit = "ms"
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2fx\t%+.3f\t%s\t%s\t%v\t\n", r.Name, r.CandMs, r.FloorMs, r.Ratio, r.DeltaMs, unit, r.Budget, r.OK)
 	}
 	tw.Flush()
 	for _, r := range results {
@@ -134,6 +157,13 @@ func interleavePrep(rounds int, prep, a, b func()) (time.Duration, time.Duration
 		ta, tb = append(ta, d1), append(tb, d2)
 	}
 	return median(ta), median(tb)
+}
+
+// flagSet reports whether the named flag was given.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func median(ds []time.Duration) time.Duration {

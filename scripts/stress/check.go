@@ -27,7 +27,7 @@ type sessionFacts struct {
 	fileSize       int64              // size of the turn-log file (0: none)
 }
 
-// shelved is a checkpoint found on the branch, at dir "xx/yyyy...".
+// shelved is a checkpoint found on the checkpoints ref, at dir "xx/yyyy...".
 type shelved struct {
 	dir string
 	cp  checkpoint.Checkpoint
@@ -40,7 +40,7 @@ func turnKey(turn int, at time.Time) string {
 	return fmt.Sprintf("turn %d started %s", turn, at.UTC().Format(time.RFC3339Nano))
 }
 
-// checkCondensing checks the branch against the turn logs: each turn-start
+// checkCondensing checks the checkpoints against the turn logs: each turn-start
 // is on exactly one checkpoint (counting a turn condensed while running
 // where it started, not where it continued), no checkpoint holds a turn the
 // log lacks, IDs are unique and match their paths, each session's
@@ -139,7 +139,7 @@ func checkCondensing(r *report, sessions map[string]*sessionFacts, cps []shelved
 		for _, id := range s.checkpoints {
 			refs.checked++
 			if _, ok := where[id]; !ok {
-				refs.failf("session %s lists checkpoint %s, which is not on the branch", sid, id)
+				refs.failf("session %s lists checkpoint %s, which is not on the checkpoints ref", sid, id)
 			}
 		}
 	}
@@ -168,14 +168,14 @@ func tiling(rs []checkpoint.LogRange, end int64) string {
 	return ""
 }
 
-// checkNotes checks that every checkpoint a note names is on the branch.
+// checkNotes checks that every checkpoint a note names is stored.
 func checkNotes(r *report, notes map[string][]string, onBranch map[string]bool) {
 	refs := r.inv(invRefs)
 	for _, commit := range slices.Sorted(maps.Keys(notes)) {
 		for _, id := range notes[commit] {
 			refs.checked++
 			if !onBranch[id] {
-				refs.failf("the note on commit %s names checkpoint %s, which is not on the branch", commit, id)
+				refs.failf("the note on commit %s names checkpoint %s, which is not on the checkpoints ref", commit, id)
 			}
 		}
 	}

@@ -136,7 +136,7 @@ func TestCheckCondensing(t *testing.T) {
 			invCheckpointIDs + `: checkpoint at bb/22/ says its id is "aa11"`,
 			invCheckpointIDs + ": checkpoint ID aa11 appears twice: aa/11/ and bb/22/",
 			invCondensedOnce + `: checkpoint dd44 belongs to session "nobody"`,
-			invRefs + ": session s1 lists checkpoint cc33, which is not on the branch",
+			invRefs + ": session s1 lists checkpoint cc33, which is not on the checkpoints ref",
 		},
 	}, {
 		name:     "a gap between checkpoints",
@@ -195,7 +195,7 @@ func TestTiling(t *testing.T) {
 func TestCheckNotes(t *testing.T) {
 	r := newReport()
 	checkNotes(r, map[string][]string{"c1": {"aa11", "bb22"}}, map[string]bool{"aa11": true})
-	expect(t, r, "the note on commit c1 names checkpoint bb22, which is not on the branch")
+	expect(t, r, "the note on commit c1 names checkpoint bb22, which is not on the checkpoints ref")
 	if got := r.inv(invRefs).checked; got != 2 {
 		t.Errorf("checked %d, want 2", got)
 	}

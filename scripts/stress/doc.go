@@ -19,7 +19,7 @@
 // a live agent was finalized. At the end it then kills them, sweeps once
 // more, and checks the invariants of DESIGN.md: every state file loads,
 // every dead session is finalized, every recorded turn is on the
-// checkpoints branch exactly once, every condensed offset reaches the end
+// checkpoints exactly once, every condensed offset reaches the end
 // of its turn log, no prompt whose hook returned is lost, and `git fsck
 // --strict` is clean. It prints counts and every violation with the
 // session IDs and offsets needed to debug it, and exits 1 if any invariant

@@ -263,7 +263,7 @@ func hookFailures(entries []logEntry) map[string][]string {
 	return out
 }
 
-// check gathers the store, the branch and the notes, and checks them
+// check gathers the store, the checkpoints and the notes, and checks them
 // against each other and the ledger.
 func (d *driver) check(r *report) {
 	sessions := d.sessionFacts(r)
@@ -393,9 +393,9 @@ func (d *driver) sessionFacts(r *report) map[string]*sessionFacts {
 // branch with plain git.
 func (d *driver) readBranch(r *report) []shelved {
 	ids := r.inv(invCheckpointIDs)
-	out, err := d.git(d.repo, "for-each-ref", "--format=%(objectname)", checkpoint.Branch)
+	out, err := d.git(d.repo, "for-each-ref", "--format=%(objectname)", checkpoint.CheckpointsRef)
 	if err != nil {
-		ids.failf("read %s: %v", checkpoint.Branch, err)
+		ids.failf("read %s: %v", checkpoint.CheckpointsRef, err)
 		return nil
 	}
 	tip := strings.TrimSpace(string(out))
@@ -404,7 +404,7 @@ func (d *driver) readBranch(r *report) []shelved {
 	}
 	out, err = d.git(d.repo, "ls-tree", "-r", "-z", tip)
 	if err != nil {
-		ids.failf("list %s: %v", checkpoint.Branch, err)
+		ids.failf("list %s: %v", checkpoint.CheckpointsRef, err)
 		return nil
 	}
 	var dirs, hashes []string
@@ -498,7 +498,7 @@ func (d *driver) fsck(r *report) {
 // leftLocks reports ref lock files of tether's refs still present: a
 // writer killed between creating and renaming one.
 func (d *driver) leftLocks(r *report) {
-	for _, ref := range []string{checkpoint.Branch, checkpoint.NotesRef} {
+	for _, ref := range []string{checkpoint.CheckpointsRef, checkpoint.NotesRef} {
 		p := filepath.Join(d.gitDir, filepath.FromSlash(ref)+".lock")
 		if fi, err := os.Stat(p); err == nil {
 			r.notice("ref locks of tether left behind (they block writes to the ref until they go stale)").
