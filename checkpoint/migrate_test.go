@@ -277,37 +277,13 @@ func TestMigrateConvertsWhatIsNew(t *testing.T) {
 func prebuildLegacy(tb testing.TB, f *fixture, n int) {
 	tb.Helper()
 	b := f.repo.newBatch()
-	dirs := map[string][]object.TreeEntry{}
-	for i := range n {
-		id := checkpointID("prebuilt", "", int64(i))
+	prebuildOn(tb, f, b, LegacyBranch, n, func(id string) plumbing.Hash {
 		cp := mustBlob(tb, b, `{"version":1,"id":"`+id+`"}`)
 		tr := mustBlob(tb, b, `{"line":`+id+`}`)
 		leaf, err := b.writeTree([]object.TreeEntry{blobEntry("checkpoint.json", cp), blobEntry("transcript.jsonl", tr)})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		dirs[id[:2]] = append(dirs[id[:2]], treeEntry(id[2:], leaf))
-	}
-	var root []object.TreeEntry
-	for name, entries := range dirs {
-		h, err := b.writeTree(entries)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		root = append(root, treeEntry(name, h))
-	}
-	rh, err := b.writeTree(root)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := b.writeCommit(rh, "prebuilt\n")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := b.flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.repo.casRef(LegacyBranch, c, plumbing.ZeroHash); err != nil {
-		tb.Fatal(err)
-	}
+		return leaf
+	})
 }

@@ -119,8 +119,9 @@ func TestCondenseLosesRaceOnBranch(t *testing.T) {
 	f.fsck(t)
 }
 
-// prebuild puts n placeholder checkpoints on the branch with plumbing, as
-// fast as a real branch of that size can be made, and returns the tip.
+// prebuild puts n placeholder checkpoints on the checkpoints ref with
+// plumbing, as fast as a real ref of that size can be made, and returns the
+// tip.
 func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	tb.Helper()
 	b := f.repo.newBatch()
@@ -128,10 +129,17 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return prebuildOn(tb, f, b, CheckpointsRef, n, func(string) plumbing.Hash { return leaf })
+}
+
+// prebuildOn writes n checkpoints, each the tree leaf returns for its ID,
+// as one commit on ref, and returns it.
+func prebuildOn(tb testing.TB, f *fixture, b *batch, ref plumbing.ReferenceName, n int, leaf func(id string) plumbing.Hash) plumbing.Hash {
+	tb.Helper()
 	dirs := map[string][]object.TreeEntry{}
 	for i := range n {
 		id := checkpointID("prebuilt", "", int64(i))
-		dirs[id[:2]] = append(dirs[id[:2]], treeEntry(id[2:], leaf))
+		dirs[id[:2]] = append(dirs[id[:2]], treeEntry(id[2:], leaf(id)))
 	}
 	var root []object.TreeEntry
 	for name, entries := range dirs {
@@ -152,7 +160,7 @@ func prebuild(tb testing.TB, f *fixture, n int) plumbing.Hash {
 	if err := b.flush(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := f.repo.casRef(CheckpointsRef, c, plumbing.ZeroHash); err != nil {
+	if err := f.repo.casRef(ref, c, plumbing.ZeroHash); err != nil {
 		tb.Fatal(err)
 	}
 	return c
