@@ -198,6 +198,7 @@ const (
 	cxTool  = "01a209fb-1e45-7062-a344-99b183d55853" // codex exec with a shell call
 	cxSig   = "01a209fb-422c-76b0-82f0-f782f6fb761e" // codex exec, SIGINT mid-turn
 	cxTUI   = "01a209fb-b677-70f0-95eb-452fcfa41fc8" // the TUI, Esc mid-turn
+	cxJoin  = "01a20aff-a6bd-7a81-b903-b79f1a674363" // the TUI killed mid-turn, then codex resume
 	gmMain  = "b7037c33-950a-40eb-acc1-9cd818f58d0d"
 	gmWrite = "997e4749-35e0-43f7-aac1-e9f4cf7d2e69"
 	gmTUI   = "f2d996b5-04f7-4f23-a3cd-57fc7f44d435"
@@ -228,11 +229,16 @@ func samples() []sample {
 	tool := func(native string) Event { return cdx(cxTool, native, "19-56-21") }
 	sig := func(native string) Event { return cdx(cxSig, native, "19-56-31") }
 	tui := func(native string) Event { return cdx(cxTUI, native, "19-57-00") }
+	join := func(native string) Event {
+		return Event{Agent: "codex", Native: native, SessionID: cxJoin, Cwd: devCwd, Model: "mock-model",
+			TranscriptPath: "/home/dev/.codex/sessions/2026/11/24/rollout-2026-11-24T00-40-56-" + cxJoin + ".jsonl"}
+	}
 	noModel := func(e Event) Event { return set(e, func(e *Event) { e.Model = "" }) }
 	const (
 		execTurn = "01a209fb-0895-7c41-9d9c-7ff27f8a21b8"
 		toolTurn = "01a209fb-1e80-7f43-8ca0-1fba44c7c8db"
 		tuiTurn  = "01a209fb-b6db-7f83-8874-de2dd98e350b"
+		joinTurn = "01a20aff-b0c8-7192-aff9-a60acf559f94"
 	)
 	notify := func(id, turn string) Event {
 		return Event{Agent: "codex", Native: "agent-turn-complete", Kind: state.EventTurnEnd, SessionID: id, Cwd: devCwd,
@@ -275,6 +281,13 @@ func samples() []sample {
 		{agent: "codex", file: "recorded/codex/UserPromptSubmit.json", want: key(turnStart(exec("UserPromptSubmit"), "say hi"), execTurn)},
 		{agent: "codex", file: "recorded/codex/UserPromptSubmit_tui.json",
 			want: key(turnStart(tui("UserPromptSubmit"), "hello from the tuiMOCK_STALL esc me"), tuiTurn)},
+		// The daemon ran the killed TUI's turn on; the resumed TUI's first
+		// prompt joined it: the same turn_id, another prompt.
+		{agent: "codex", file: "recorded/codex/UserPromptSubmit_tui_held.json",
+			want: key(turnStart(join("UserPromptSubmit"), "hold two [[hold]]"), joinTurn)},
+		{agent: "codex", file: "recorded/codex/UserPromptSubmit_tui_resume_joins_turn.json",
+			want: key(turnStart(join("UserPromptSubmit"), "after resume two"), joinTurn)},
+		{agent: "codex", file: "recorded/codex/Stop_tui_resume_joins_turn.json", want: key(tracked(join("Stop"), state.EventTurnEnd), joinTurn)},
 		{agent: "codex", file: "recorded/codex/PreToolUse_Bash.json", want: key(ignored(tool("PreToolUse")), toolTurn)},
 		{agent: "codex", file: "recorded/codex/PostToolUse_Bash.json", want: key(ignored(tool("PostToolUse")), toolTurn)},
 		{agent: "codex", file: "recorded/codex/Stop.json", want: key(tracked(exec("Stop"), state.EventTurnEnd), execTurn)},

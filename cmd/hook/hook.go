@@ -277,6 +277,17 @@ func (h *hook) respond(ev agent.Event) error {
 // ownerErrPrefix marks a LastError left by a failed owner capture.
 const ownerErrPrefix = "owner: "
 
+// sameTurn tells a turn start that is the turn already recorded: the
+// agent's key for it is the last turn's, delivered again (two configs, or
+// user and project level) while the session goes on. An ended session that
+// hears its last turn's key again is no duplicate: that turn outlived the
+// owner recorded for it, and the key is evidence of life. Codex's app-server
+// daemon runs a turn on after its TUI is killed; `codex resume` joins that
+// turn, steering its first prompt into it under the same turn_id.
+func sameTurn(from state.Phase, lastKey, key string) bool {
+	return key != "" && key == lastKey && from != state.PhaseEnded
+}
+
 // apply runs the event through the transition table under the session lock.
 func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	if ev.NoCreate {
@@ -297,9 +308,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if ev.NoCreate && from == state.PhaseNone {
 			return state.ErrNoChange
 		}
-		if ev.Kind == state.EventTurnStart && ev.Key != "" && ev.Key == s.LastTurnKey {
-			// The same prompt delivered again (two configs, or user and
-			// project level): it is the turn already recorded.
+		if ev.Kind == state.EventTurnStart && sameTurn(from, s.LastTurnKey, ev.Key) {
 			duplicate = true
 			return state.ErrNoChange
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -127,5 +128,59 @@ func TestCancelledTurnFromTranscript(t *testing.T) {
 					s.Phase, s.EndReason, s.Interrupted, kinds, tc.phase, tc.endReason, tc.records)
 			}
 		})
+	}
+}
+
+// TestSameTurn: a turn start whose key is the last turn's is that turn
+// again while the session goes on, and evidence of life once it ended.
+func TestSameTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		from         state.Phase
+		lastKey, key string
+		want         bool
+	}{
+		{"delivered twice while running", state.PhaseActive, "t-1", "t-1", true},
+		{"delivered twice, the turn ended", state.PhaseIdle, "t-1", "t-1", true},
+		{"a new turn", state.PhaseActive, "t-1", "t-2", false},
+		{"no key", state.PhaseActive, "", "", false},
+		{"first turn", state.PhaseNone, "", "t-1", false},
+		{"ended, the turn outlived its owner", state.PhaseEnded, "t-1", "t-1", false},
+	} {
+		if got := sameTurn(tc.from, tc.lastKey, tc.key); got != tc.want {
+			t.Errorf("%s: sameTurn(%q, %q, %q) = %v, want %v", tc.name, tc.from, tc.lastKey, tc.key, got, tc.want)
+		}
+	}
+}
+
+// TestCodexResumeJoinsTheRunningTurn: Codex's app-server daemon runs a turn
+// on after its TUI is killed, so the session ends as interrupted at the next
+// sweep; `codex resume ID` then joins that turn, and its first prompt comes
+// under the same turn_id (recorded from the real CLI). It revives the
+// session with a new turn, and the turn's Stop ends it.
+func TestCodexResumeJoinsTheRunningTurn(t *testing.T) {
+	r := newRepo(t)
+	const id = "codex-resumed"
+	tr := r.transcriptOf("codex", id)
+	held, _ := samplePayload(t, r, "recorded/codex", "UserPromptSubmit_tui_held.json", id, tr)
+	runHook(t, r.dir, held, nil, "codex", "UserPromptSubmit")
+	end := exec.Command(bins.sweep, "end", id, "--reason", "the TUI was killed")
+	end.Dir, end.Env = r.dir, cleanEnv()
+	if out, err := end.CombinedOutput(); err != nil {
+		t.Fatalf("tether-sweep end: %v\n%s", err, out)
+	}
+	joined, _ := samplePayload(t, r, "recorded/codex", "UserPromptSubmit_tui_resume_joins_turn.json", id, tr)
+	runHook(t, r.dir, joined, nil, "codex", "UserPromptSubmit")
+	s := r.load(t, id)
+	recs := r.turns(t, id)
+	if s.Phase != state.PhaseActive || s.Turns != 2 || s.LastPrompt != "after resume two" || len(recs) == 0 ||
+		recs[len(recs)-1].T != state.RecTurnStart || recs[len(recs)-1].Prompt != "after resume two" {
+		t.Fatalf("after the resumed TUI's prompt: phase %q, %d turns, last prompt %q, records %+v; want active, 2, the new prompt",
+			s.Phase, s.Turns, s.LastPrompt, recs)
+	}
+	stop, _ := samplePayload(t, r, "recorded/codex", "Stop_tui_resume_joins_turn.json", id, tr)
+	runHook(t, r.dir, stop, nil, "codex", "Stop")
+	if s := r.load(t, id); s.Phase != state.PhaseIdle || s.Turns != 2 {
+		t.Errorf("after Stop: phase %q, %d turns; want idle, 2", s.Phase, s.Turns)
 	}
 }
