@@ -1,0 +1,58 @@
+package mockllm
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Kind is what a marker asks the mock to do.
+type Kind int
+
+const (
+	// Plain is a short text reply (no marker).
+	Plain Kind = iota
+	// Write is one tool call writing Marker.Path with Content.
+	Write
+	// Hold starts the stream and keeps it open.
+	Hold
+	// Fail is an HTTP 400 with the API's error body.
+	Fail
+)
+
+// Reply is the text of every plain answer.
+const Reply = "done."
+
+// Content is what a [[write PATH]] turn makes the agent write.
+const Content = "written by the agent\n"
+
+// Marker is what a prompt asks of the mock.
+type Marker struct {
+	Kind Kind
+	Path string // for Write: the file, relative to the agent's working directory
+}
+
+var markerRE = regexp.MustCompile(`\[\[(?:write ([^\]\s]+)|(hold)|(fail))\]\]`)
+
+// Parse finds the marker in a user message's text; the last one counts
+// when there are several (a prompt may quote an earlier one).
+func Parse(text string) Marker {
+	all := markerRE.FindAllStringSubmatch(text, -1)
+	if len(all) == 0 {
+		return Marker{Kind: Plain}
+	}
+	m := all[len(all)-1]
+	switch {
+	case m[1] != "":
+		return Marker{Kind: Write, Path: m[1]}
+	case m[2] != "":
+		return Marker{Kind: Hold}
+	default:
+		return Marker{Kind: Fail}
+	}
+}
+
+// ShellWrite is the shell command that writes Content to path, for mocks
+// whose agent writes files through its shell tool.
+func ShellWrite(path string) string {
+	return "printf 'written by the agent\\n' > '" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
