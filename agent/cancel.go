@@ -16,7 +16,7 @@ const maxCancelScan = 256 << 10
 // byte from (where the running turn started), that the user cancelled the
 // turn. It is for agents that fire no hook on a cancel: Claude Code's TUI
 // fires nothing when Esc stops a turn, but writes "[Request interrupted by
-// user]" into the transcript. It reads at most the last 256 KiB, only of a
+// user]" into the transcript; Copilot CLI writes an abort entry. It reads at most the last 256 KiB, only of a
 // transcript OpenTranscript opens inside root, and says false whenever it
 // cannot tell: a running turn is then taken as running.
 func TurnCancelled(agentName, root, path string, from int64) bool {

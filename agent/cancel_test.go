@@ -77,3 +77,73 @@ func TestTurnCancelled(t *testing.T) {
 		}
 	}
 }
+
+// Copilot CLI's events.jsonl, recorded from the real CLI: a TUI turn
+// cancelled with Ctrl-C, then /exit; a -p turn that ran to its end.
+func TestTurnCancelledCopilot(t *testing.T) {
+	rec := filepath.Join("testdata", "recorded", "copilot")
+	dir := t.TempDir()
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(rec, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cancelLog := read("events_tui_cancel_then_exit.jsonl")
+	doneLog := read("events_p_say_hi.jsonl")
+	// Where the hook recorded the turn's start: the transcript's size at
+	// userPromptSubmitted, before the user.message entry.
+	from := func(log string) int64 { return int64(strings.Index(log, `{"type":"user.message"`)) }
+	abort := strings.Index(cancelLog, `{"type":"abort"`)
+	turnEnd := strings.Index(cancelLog, `{"type":"assistant.turn_end"`)
+	if from(cancelLog) < 0 || abort < 0 || turnEnd < 0 || from(doneLog) < 0 {
+		t.Fatal("the recordings lack the entries this test cuts at")
+	}
+	cancelled := write("cancelled.jsonl", cancelLog)
+	running := write("running.jsonl", cancelLog[:turnEnd])
+	done := write("done.jsonl", doneLog)
+	// The user's prompt saying the word, with the entry's own shape.
+	quoted := write("quoted.jsonl", cancelLog[:turnEnd]+
+		`{"type":"assistant.message","data":{"content":"{\"type\":\"abort\"}"},"id":"x"}`+"\n")
+	for _, tc := range []struct {
+		name string
+		path string
+		from int64
+		want bool
+	}{
+		{"cancelled mid-turn", cancelled, from(cancelLog), true},
+		{"cancelled, read from the entry itself", cancelled, int64(abort), true},
+		{"still running", running, from(cancelLog), false},
+		{"a turn that ended", done, from(doneLog), false},
+		{"an abort of an earlier turn", cancelled, int64(abort + strings.Index(cancelLog[abort:], "\n") + 1), false},
+		{"the entry quoted in a message", quoted, from(cancelLog), false},
+	} {
+		if got := TurnCancelled("copilot", dir, tc.path, tc.from); got != tc.want {
+			t.Errorf("%s: TurnCancelled = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{`{"type":"abort","data":{"reason":"user_initiated"},"id":"a","timestamp":"2026-11-24T00:52:26.055Z"}`, true},
+		{`{"type":"abort","data":{"reason":"remote"}}`, true},
+		{`{"type":"assistant.turn_end","data":{"turnId":"0"}}`, false},
+		{`{"type":"user.message","data":{"content":"abort"}}`, false},
+		{`{"type":"hook.start","data":{"input":{"type":"abort"}}}`, false},
+		{`{"type":"abort"`, false},
+		{``, false},
+	} {
+		if got := copilotCancelled([]byte(tc.line)); got != tc.want {
+			t.Errorf("copilotCancelled(%s) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"path/filepath"
 
 	"github.com/tetherdev/tether/internal/jsontext"
@@ -97,7 +98,8 @@ func copilot() adapter {
 			}
 			return nil
 		},
-		resume: func(id string) []string { return []string{"copilot", "--resume=" + id} },
+		resume:    func(id string) []string { return []string{"copilot", "--resume=" + id} },
+		cancelled: copilotCancelled,
 		// Only agentStop names the transcript; it is always
 		// session-state/<id>/events.jsonl in Copilot's home, so a session
 		// killed in its first turn has one too.
@@ -166,4 +168,18 @@ func copilotKind(native string) (state.Event, bool) {
 		return state.EventError, true
 	}
 	return "", false
+}
+
+// copilotCancelled tells the entry Copilot CLI 1.0.102 writes into
+// events.jsonl when the user cancels a turn (Ctrl-C, Esc in the TUI), right
+// after the turn's assistant.turn_end and with no agentStop hook:
+// {"type":"abort","data":{"reason":"user_initiated"},...}. Whatever the
+// reason, an abort ends the running turn. The words inside a message, or a
+// hook's logged input, are not one.
+func copilotCancelled(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"abort"`)) {
+		return false
+	}
+	var typ string
+	return decode(line, []wireField{{name: "type", str: &typ}}) == nil && typ == "abort"
 }

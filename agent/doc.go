@@ -19,7 +19,8 @@
 //   - TranscriptPath derives the transcript of an agent whose early events
 //     do not name it (Copilot CLI), and TurnCancelled reads, bounded and
 //     never blocking, whether the agent wrote a cancel into its transcript
-//     for an agent that fires no hook on one (Claude Code's Esc).
+//     for an agent that fires no hook on one (Claude Code's Esc, Copilot
+//     CLI's abort).
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //   - A payload that is plainly another agent's is refused with ErrWrongAgent
 //     rather than recorded under the wrong agent.
