@@ -54,7 +54,8 @@ type Repo struct {
 
 	// hook, when set by tests, is called at named points of a write
 	// ("before-ref" and "after-ref" with the ref name) so a test can race a
-	// real git command or kill the process at that exact point.
+	// real git command or kill the process at that exact point, and at each
+	// tree read ("read-tree" with its hash) so a test can count them.
 	hook func(point, ref string)
 }
 

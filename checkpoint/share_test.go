@@ -417,8 +417,8 @@ func TestMergeNotesLayouts(t *testing.T) {
 	}
 }
 
-// Merging one new checkpoint from each side into a branch of 1,000 writes
-// the trees on the paths of the new entries, not the branch.
+// Merging one new checkpoint from each side into a history of 1,000 reads
+// and writes the trees on the paths of the new entries, not the history.
 func TestMergeSparse(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, 2)
@@ -434,9 +434,22 @@ func TestMergeSparse(t *testing.T) {
 	runGit(t, c.clones[1].dir, "fetch", "-q", "origin", "+"+CheckpointsRef+":"+track.String())
 	theirs := plumbing.NewHash(runGit(t, c.clones[1].dir, "rev-parse", track.String()))
 	before := objects(t, c.clones[1].dir)
+	read := map[string]bool{}
+	c.clones[1].repo.hook = func(point, h string) {
+		if point == "read-tree" {
+			read[h] = true
+		}
+	}
 	res, err := c.clones[1].repo.Merge(c.clones[1].st, Tips{Checkpoints: theirs})
+	c.clones[1].repo.hook = nil
 	if err != nil || res.Checkpoints != Merged || res.Notes != Absent {
 		t.Fatalf("Merge = %+v, %v", res, err)
+	}
+	// The three roots (ours, theirs, their base); an xx/ tree changed on
+	// one side only is taken by its hash, unread (the three xx/ trees too
+	// when both new checkpoints share one). A walk would read some 250.
+	if len(read) > 6 {
+		t.Errorf("the merge read %d trees, want at most 6", len(read))
 	}
 	// The root, at most two xx/ trees, the merge commit.
 	if got := added(before, objects(t, c.clones[1].dir)); len(got) > 4 {

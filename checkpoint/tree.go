@@ -71,6 +71,7 @@ func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
+	r.callHook("read-tree", h.String())
 	t, err := object.GetTree(r.st, h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
