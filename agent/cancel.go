@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/tetherdev/tether/internal/jsontext"
+	"github.com/tetherdev/tether/state"
 )
 
 // maxCancelScan bounds how much of a transcript TurnCancelled reads: a
@@ -48,6 +50,41 @@ func TurnCancelled(agentName, root, path string, from int64) bool {
 		}
 	}
 	return false
+}
+
+// EndCancelledTurn ends the running turn of a session loaded under its
+// lock when its transcript says the user cancelled it (TurnCancelled): it
+// appends the turn-end record the agent never sent, at the given time and
+// HEAD, which leaves the session idle. It reports whether it did. The hook
+// calls it before an event that follows such a turn, the sweep for a
+// session it finds active.
+func EndCancelledTurn(tx *state.Tx, at time.Time, head string) (bool, error) {
+	s := tx.Session
+	if s.Phase != state.PhaseActive || !TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom) {
+		return false, nil
+	}
+	err := tx.AppendTurn(state.TurnRecord{
+		T: state.RecTurnEnd, Turn: s.Turns, At: at, Head: head, TranscriptSize: TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
+	})
+	return err == nil, err
+}
+
+// TranscriptSize is the size of a transcript now, or 0 when it can't be
+// read (see OpenTranscript); checkpoints slice transcripts by these sizes.
+func TranscriptSize(root, path string) int64 {
+	if path == "" {
+		return 0
+	}
+	f, err := OpenTranscript(root, path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // claudeCancelMarker starts the user entry Claude Code writes into its

@@ -16,4 +16,8 @@
 // after the commit returned and another commit was made. A sweep that
 // leaves no live session clears the store's active flag unless a to-do
 // mark remains (state.SettleActive), so the next commits start nothing.
+// A running turn whose agent wrote its cancel into the transcript and fired
+// no hook (Claude Code's Esc; agent.TurnCancelled) is over: the sweep
+// records its end, so the session is idle, and one whose agent is gone
+// afterwards ended owner-exited, not interrupted.
 package sweep

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/proclive"
@@ -85,37 +86,44 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, w.Msg)
 	}
 
-	var toCondense, toEnd []string
+	var toCondense, toSettle []string
 	if opts.GitHub != nil {
 		live, toCondense = reconcileGitHub(repo, st, live, opts, now, rep)
 	}
+	// A running turn is condensed at a commit too: the commit it just made
+	// links to it, and its end continues in the next checkpoint.
+	condenseLive := func(s *state.Session) {
+		if opts.PostCommit && s.Worktree == repo.WorkTree && s.HasPending() {
+			toCondense = append(toCondense, s.ID)
+		}
+	}
 	for _, s := range live {
 		v := state.OwnerVerdict(s)
-		ev, ok := state.Decide(s, v, now(), opts.StaleAfter)
-		if !ok {
+		d := decide(s, v, turnCancelled(s), now(), opts.StaleAfter)
+		if !d.endTurn && !d.end {
 			rep.Sessions = append(rep.Sessions, Checked{s, v})
-			// A running turn is condensed too: the commit it just made links
-			// to it, and its end continues in the next checkpoint.
-			if opts.PostCommit && s.Worktree == repo.WorkTree && s.HasPending() {
-				toCondense = append(toCondense, s.ID)
-			}
+			condenseLive(s)
 			continue
 		}
 		if opts.DryRun {
-			rep.Finalized = append(rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: endReason(s.Phase, ev), Owner: v.Reason})
+			if d.end {
+				rep.Finalized = append(rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: d.from, Reason: endReason(d.from, d.ev), Owner: v.Reason})
+			} else {
+				rep.Sessions = append(rep.Sessions, Checked{s, v})
+			}
 			continue
 		}
-		toEnd = append(toEnd, s.ID)
+		toSettle = append(toSettle, s.ID)
 	}
 	if opts.DryRun {
 		return rep, nil
 	}
-	for _, id := range toEnd {
+	for _, id := range toSettle {
 		if opts.beforeFinalize != nil {
 			opts.beforeFinalize(id)
 		}
 	}
-	for _, f := range finalize(st, toEnd, now, opts.StaleAfter) {
+	for _, f := range settle(st, toSettle, now, opts.StaleAfter) {
 		switch {
 		case f.err != nil:
 			rep.Warnings = append(rep.Warnings, f.err.Error())
@@ -123,8 +131,10 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 			rep.Finalized = append(rep.Finalized, f.tr)
 			toCondense = append(toCondense, f.tr.ID)
 		case f.session != nil:
-			// Revived between the scan and the lock: shown as it is now.
+			// Its cancelled turn ended, or revived between the scan and
+			// the lock: shown as it is now.
 			rep.Sessions = append(rep.Sessions, Checked{f.session, state.OwnerVerdict(f.session)})
+			condenseLive(f.session)
 		}
 	}
 	// Sessions that ended since the last condense — by their agent's own
@@ -195,42 +205,87 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 	return nil
 }
 
-// finalized is what finalize did to one session.
-type finalized struct {
+// settled is what settle did to one session.
+type settled struct {
 	tr      Transition
 	ended   bool
 	session *state.Session // as stored, when it was not ended
 	err     error
 }
 
-// finalize ends sessions under their locks, in one grouped write, after
-// deciding again on the state loaded there: a turn may have revived one
-// since the scan.
-func finalize(st *state.Store, ids []string, now func() time.Time, staleAfter time.Duration) []finalized {
-	out := make([]finalized, len(ids))
+// decision is what the sweep does with one live session.
+type decision struct {
+	// endTurn: the running turn is over, the agent said so only in its
+	// transcript (a cancel): its turn-end is recorded, the session idle.
+	endTurn bool
+	// end: the session ends by ev, from phase from (idle after endTurn).
+	end  bool
+	ev   state.Event
+	from state.Phase
+}
+
+// decide is the sweep's verdict on a live session, from its phase, its
+// owner's liveness, whether its transcript shows the running turn
+// cancelled (only asked of active sessions) and the stale-after policy.
+// A cancelled turn ends first, so an owner gone afterwards ended an idle
+// session: owner-exited, not interrupted. Pure: the sweep decides on the
+// scan, and again on the state loaded under the lock.
+func decide(s *state.Session, v proclive.Verdict, cancelled bool, now time.Time, staleAfter time.Duration) decision {
+	d := decision{from: s.Phase}
+	if s.Phase == state.PhaseActive && cancelled {
+		d.endTurn, d.from = true, state.PhaseIdle
+	}
+	idle := *s
+	idle.Phase = d.from
+	d.ev, d.end = state.Decide(&idle, v, now, staleAfter)
+	return d
+}
+
+// turnCancelled reads, for an active session only, whether its agent wrote
+// the running turn's cancel into its transcript.
+func turnCancelled(s *state.Session) bool {
+	return s.Phase == state.PhaseActive &&
+		agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
+}
+
+// settle ends cancelled turns and finalizes sessions under their locks, in
+// one grouped write, after deciding again on the state loaded there: a
+// turn may have revived one since the scan.
+func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time.Duration) []settled {
+	out := make([]settled, len(ids))
 	at := make(map[string]int, len(ids))
 	for i, id := range ids {
 		at[id] = i
 	}
+	var cancelled []string
 	sessions, errs := st.MutateEach(ids, func(tx *state.Tx) error {
 		s := tx.Session
 		v := state.OwnerVerdict(s)
-		ev, ok := state.Decide(s, v, now(), staleAfter)
-		if !ok {
+		d := decide(s, v, turnCancelled(s), now(), staleAfter)
+		if !d.endTurn && !d.end {
 			return state.ErrNoChange
 		}
-		tr, ended := endSession(s, ev, now(), v.Reason)
-		if !ended {
-			return state.ErrNoChange
+		if d.endTurn {
+			if _, err := agent.EndCancelledTurn(tx, now().UTC(), worktreeHead(s.Worktree)); err != nil {
+				return err
+			}
+			cancelled = append(cancelled, s.ID)
 		}
-		out[at[s.ID]].tr = tr
+		if d.end {
+			if tr, ended := endSession(s, d.ev, now(), v.Reason); ended {
+				out[at[s.ID]].tr = tr
+			}
+		}
 		return nil
 	})
+	for _, id := range cancelled {
+		st.Logger().Info("turn cancelled (from the transcript)", "session", id)
+	}
 	for i, id := range ids {
 		f := &out[i]
 		f.session = sessions[i]
 		if errs[i] != nil {
-			*f = finalized{err: fmt.Errorf("finalize session %s: %w", id, errs[i])}
+			*f = settled{err: fmt.Errorf("settle session %s: %w", id, errs[i])}
 			continue
 		}
 		if f.tr.ID == "" {
@@ -241,6 +296,17 @@ func finalize(st *state.Store, ids []string, now func() time.Time, staleAfter ti
 			"to", string(state.PhaseEnded), "reason", f.tr.Reason, "owner", f.tr.Owner)
 	}
 	return out
+}
+
+// worktreeHead is the commit checked out in a session's worktree, "" when
+// it can't be read: a turn-end record only notes it.
+func worktreeHead(dir string) string {
+	r, err := gitdir.Find(dir)
+	if err != nil {
+		return ""
+	}
+	head, _, _ := gitdir.Head(r.GitDir, r.CommonDir)
+	return head
 }
 
 // endSession applies an ending event to a live session loaded under its

@@ -312,15 +312,12 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			duplicate = true
 			return state.ErrNoChange
 		}
-		if from == state.PhaseActive && (ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd) &&
-			agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom) {
+		if ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd {
 			// The agent fired nothing when the user cancelled the running
 			// turn, but wrote it into its transcript: that turn ended
 			// there, it was not interrupted by what comes now.
-			cancelled = true
-			if err := tx.AppendTurn(state.TurnRecord{
-				T: state.RecTurnEnd, Turn: s.Turns, At: now, Head: head, TranscriptSize: transcriptSize(s),
-			}); err != nil {
+			var err error
+			if cancelled, err = agent.EndCancelledTurn(tx, now, head); err != nil {
 				return err
 			}
 		}
@@ -392,7 +389,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnStart {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
-				Head: head, TranscriptSize: transcriptSize(s), Owner: s.Owner, Key: ev.Key,
+				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath), Owner: s.Owner, Key: ev.Key,
 			}); err != nil {
 				return err
 			}
@@ -400,7 +397,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if act.AppendTurnEnd {
 			if err := tx.AppendTurn(state.TurnRecord{
 				T: state.RecTurnEnd, Turn: s.Turns, At: now,
-				Head: head, TranscriptSize: transcriptSize(s),
+				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
 			}); err != nil {
 				return err
 			}
@@ -480,23 +477,4 @@ func (h *hook) transcriptRoot(st *state.Store, agentName, id, path string) strin
 	st.Logger().Warn("transcript path outside the agent's transcript directory: it will not be read",
 		state.LogKeySession, id, "agent", agentName, "transcript", path, "root", root)
 	return root
-}
-
-// transcriptSize is the transcript's size now, or 0 when it can't be read
-// (see agent.OpenTranscript); the checkpoint later slices the transcript by
-// these sizes.
-func transcriptSize(s *state.Session) int64 {
-	if s.TranscriptPath == "" {
-		return 0
-	}
-	f, err := agent.OpenTranscript(s.TranscriptRoot, s.TranscriptPath)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }
