@@ -34,6 +34,9 @@ type Event struct {
 	// records (Codex's notify program, which also fires for threads that
 	// are not sessions of the user's).
 	NoCreate bool
+	// OwnerPID is the agent's PID as the payload carries it (OpenCode's
+	// plugin), 0 when it does not: a hint for the owner, checked like any.
+	OwnerPID int
 }
 
 // Info describes an agent tether knows.
@@ -45,6 +48,9 @@ type Info struct {
 	// QuietStderr: the agent shows a hook's stderr to the user (Gemini CLI
 	// does, as a system message), so the hook must say nothing there.
 	QuietStderr bool
+	// Database: the agent keeps its sessions in a database, not transcript
+	// files (OpenCode): the conversation is read by asking the agent.
+	Database bool
 }
 
 // Errors Parse wraps, so the hook can tell them apart in its log.
@@ -100,13 +106,15 @@ func find(name string) (adapter, bool) {
 		return cursor(), true
 	case "copilot", "copilot-cli", "github-copilot", "gh-copilot":
 		return copilot(), true
+	case "opencode", "opencode-ai", "open-code":
+		return opencode(), true
 	}
 	return adapter{}, false
 }
 
 // Names lists the canonical agent names.
 func Names() []string {
-	return []string{"claude-code", "gemini", "codex", "cursor", "copilot"}
+	return []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode"}
 }
 
 // Lookup returns what tether knows about an agent, by name or alias.
@@ -368,6 +376,7 @@ type foreign struct {
 	WorkspaceRoots []byte // Cursor
 	SessionIDCamel []byte // Copilot CLI (camelCase)
 	ThreadID       []byte // Codex notify
+	OpencodePID    []byte // tether's OpenCode plugin
 }
 
 func (f *foreign) fields() []wireField {
@@ -376,6 +385,7 @@ func (f *foreign) fields() []wireField {
 		{name: "workspace_roots", raw: &f.WorkspaceRoots},
 		{name: "sessionId", raw: &f.SessionIDCamel},
 		{name: "thread-id", raw: &f.ThreadID},
+		{name: "opencode_pid", raw: &f.OpencodePID},
 	}
 }
 
@@ -392,6 +402,7 @@ func (f foreign) check(self string) error {
 		{f.WorkspaceRoots, "cursor", "workspace_roots"},
 		{f.SessionIDCamel, "copilot", "sessionId"},
 		{f.ThreadID, "codex", "thread-id"},
+		{f.OpencodePID, "opencode", "opencode_pid"},
 	} {
 		if len(k.raw) > 0 && string(k.raw) != "null" {
 			return wrongAgent(self, "it carries "+k.agent+"'s "+k.key)

@@ -122,7 +122,7 @@ func readFixture(t testing.TB, path string) []byte {
 			return rec.Payload
 		}
 	}
-	if strings.HasPrefix(filepath.Base(path), "process-chain.") {
+	if strings.HasPrefix(filepath.Base(path), "process-chain.") || filepath.Base(filepath.Dir(path)) == "tether_plugin" {
 		var rec struct {
 			Stdin json.RawMessage `json:"stdin"`
 		}
@@ -633,7 +633,7 @@ func TestResponse(t *testing.T) {
 
 func TestLookupAndNames(t *testing.T) {
 	names := Names()
-	want := []string{"claude-code", "gemini", "codex", "cursor", "copilot"}
+	want := []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("Names() = %v, want %v", names, want)
 	}
@@ -651,6 +651,7 @@ func TestLookupAndNames(t *testing.T) {
 		{"codex", "codex", "", "codex"},
 		{"cursor-agent", "cursor", "", "cursor-agent"},
 		{"copilot-cli", "copilot", "", "copilot"},
+		{"opencode", "opencode", "OPENCODE_PID", "opencode"},
 	} {
 		info, ok := Lookup(tc.alias)
 		if !ok || info.Name != tc.name || info.OwnerEnv != tc.ownerEnv || info.Binary != tc.binary || info.Display == "" {
@@ -679,6 +680,8 @@ func TestResumeCommand(t *testing.T) {
 		{"codex", "-x1", "codex resume -- -x1"},
 		{"gemini", id, "gemini --resume " + id},
 		{"copilot", id, "copilot --resume=" + id},
+		{"opencode", "ses_df6079748ffemAqXkUt1Mtb5uQ", "opencode -s ses_df6079748ffemAqXkUt1Mtb5uQ"},
+		{"opencode", "-x1", "opencode --session=-x1"},
 		{"cursor", id, ""},
 		{"aider", id, ""},
 		{"claude-code", "../x", ""},
@@ -707,6 +710,9 @@ func TestFreshCommand(t *testing.T) {
 		{"copilot", "fix the tests", []string{"copilot", "-i", "fix the tests"}},
 		{"copilot", "-p x", []string{"copilot", "--interactive=-p x"}},
 		{"cursor", "fix the tests", []string{"cursor-agent", "fix the tests"}},
+		{"opencode", "fix the tests", []string{"opencode", "--prompt", "fix the tests"}},
+		{"opencode", "-x", []string{"opencode", "--prompt=-x"}},
+		{"opencode", "", []string{"opencode"}},
 		{"aider", "fix the tests", nil},
 	} {
 		argv, ok := FreshCommand(tc.agent, tc.prompt)

@@ -142,13 +142,7 @@ func copilotErrorMessage(raw []byte) string {
 	if decode([]byte(message), []wireField{{name: "message", str: &inner}}) == nil && inner != "" {
 		message = inner
 	}
-	switch {
-	case name != "" && message != "":
-		return name + ": " + message
-	case message != "":
-		return message
-	}
-	return firstNonEmpty(name, "error occurred")
+	return firstNonEmpty(joinNonEmpty(name, message), "error occurred")
 }
 
 // copilotKind maps Copilot CLI's events, in both formats. userPromptSubmitted

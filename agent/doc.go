@@ -1,8 +1,9 @@
 // Package agent turns a coding agent's hook payload into a tether event.
 //
-// One adapter per agent (Claude Code, Gemini CLI, Codex, Cursor, Copilot CLI)
-// reads the payload the agent documents for its hooks and maps the agent's
-// own event names onto state's events: session-start, turn-start, turn-end,
+// One adapter per agent (Claude Code, Gemini CLI, Codex, Cursor, Copilot CLI,
+// OpenCode) reads the payload the agent documents for its hooks (for
+// OpenCode, which has plugins instead, the payload of tether's own plugin)
+// and maps the agent's own event names onto state's events: session-start, turn-start, turn-end,
 // session-end and error. Everything else an agent reports (tool calls,
 // subagents, notifications, compaction) comes back with Ignore set, so it is
 // never mistaken for a turn of the main session.
@@ -11,6 +12,9 @@
 //   - Parse is safe on any bytes: it never panics, and on success the session
 //     ID is valid for the store and the event is either one tether tracks or
 //     marked Ignore.
+//   - Event.OwnerPID is the agent's PID when the payload carries it
+//     (OpenCode's plugin: the process may exit before its hook runs); like
+//     Info.OwnerEnv it is only a hint, which the hook checks.
 //   - Parse decodes the payload once, without reflection, and does no I/O;
 //     it is cheap enough for the hook's hot path. Event.Key names the event
 //     itself (turn_id, prompt_id, generation_id or timestamp), so the same

@@ -50,8 +50,13 @@ func TestTranscriptRoot(t *testing.T) {
 			t.Errorf("TranscriptRoot(%q, %q) = %q, want %q", tc.agent, tc.env, got, tc.want)
 		}
 	}
+	// OpenCode keeps its sessions in a database, not a transcript file: the
+	// sweep asks it for the conversation (`opencode export`).
+	if got := TranscriptRoot("opencode", env(home...)); got != "" {
+		t.Errorf("TranscriptRoot(opencode) = %q, want none", got)
+	}
 	for _, name := range Names() {
-		if TranscriptRoot(name, env(home...)) == "" {
+		if name != "opencode" && TranscriptRoot(name, env(home...)) == "" {
 			t.Errorf("%s has no row in transcriptHomes", name)
 		}
 	}

@@ -22,6 +22,9 @@ const (
 	nested layout = iota
 	// flat: {"version": 1, "hooks": {"event": [entry]}} (Cursor, Copilot).
 	flat
+	// plugin: no hook config; the whole file is tether's plugin, which the
+	// agent loads from a directory and which runs tether-hook (OpenCode).
+	plugin
 )
 
 // agentSpec says where an agent keeps its hook config and which of its
@@ -31,8 +34,11 @@ type agentSpec struct {
 	project string // config file, relative to the worktree
 	user    string // config file, relative to the home directory
 	marker  string // directory (relative to worktree or home) whose presence means the agent is used
-	layout  layout
-	events  []string
+	// userMarker is that directory at the user level when it is not the
+	// first element of user (~/.config holds far more than OpenCode).
+	userMarker string
+	layout     layout
+	events     []string
 
 	matcher   bool   // nested groups carry "matcher": "" (Claude Code)
 	entryName string // entries carry "name" (Gemini CLI, for hooksConfig.disabled)
@@ -74,6 +80,14 @@ var agentSpecs = []agentSpec{
 		name: "copilot", project: ".github/hooks/tether.json", user: ".copilot/hooks/tether.json", marker: ".github/hooks",
 		layout: flat, version: true, bashPwsh: true, timeoutKey: "timeoutSec", timeout: seconds(10),
 		events: []string{"sessionStart", "userPromptSubmitted", "agentStop", "errorOccurred", "sessionEnd"},
+	},
+	{
+		// The events are the plugin's own names for what it hears:
+		// session.created, chat.message, session.idle, session.error,
+		// session.deleted (see opencode_plugin.js).
+		name: "opencode", project: ".opencode/plugins/tether.js", user: ".config/opencode/plugins/tether.js",
+		marker: ".opencode", userMarker: ".config/opencode", layout: plugin,
+		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd"},
 	},
 }
 
@@ -125,6 +139,9 @@ func detectAgents(base string, user bool) []string {
 		marker := s.marker
 		if user {
 			marker, _, _ = strings.Cut(s.user, "/")
+			if s.userMarker != "" {
+				marker = s.userMarker
+			}
 		}
 		if fi, err := os.Stat(filepath.Join(base, filepath.FromSlash(marker))); err == nil && fi.IsDir() {
 			found = append(found, s.name)

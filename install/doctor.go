@@ -133,6 +133,9 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error) func() error) []Problem {
 	path, _ := in.agentConfig(spec)
 	repair := fix(func(in *installer) error { return in.installAgent(spec) })
+	if spec.layout == plugin {
+		return in.checkPlugin(path, repair)
+	}
 	_, data, _, existed, err := readTarget(path)
 	if err != nil {
 		return []Problem{{What: "cannot read " + spec.name + " hooks", Detail: err.Error()}}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tetherdev/tether/internal/durable"
 	"github.com/tetherdev/tether/state"
@@ -552,6 +553,11 @@ func (in *installer) uninstallHusky(h gitHook, path string) error {
 // records it.
 func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
 	if in.opts.User {
+		if spec.layout == plugin {
+			// OpenCode finds its user config as the XDG spec says.
+			rel := filepath.FromSlash(strings.TrimPrefix(spec.user, ".config/"))
+			return filepath.Join(in.agentHome("XDG_CONFIG_HOME", ".config"), rel), userManifest(in.opts.Home)
+		}
 		return filepath.Join(in.opts.Home, filepath.FromSlash(spec.user)), userManifest(in.opts.Home)
 	}
 	return filepath.Join(in.repo.top, filepath.FromSlash(spec.project)), projectManifest(in.repo)
@@ -559,6 +565,9 @@ func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
 
 func (in *installer) installAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
+	if spec.layout == plugin {
+		return in.installPlugin(path, mpath)
+	}
 	var disabled bool
 	var root *node
 	err := in.editFile(mpath, path, spec.name+" hooks", 0o644, func(cur []byte, _ bool) ([]byte, error) {
@@ -600,6 +609,9 @@ func hooksDisabled(root *node) bool {
 
 func (in *installer) uninstallAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
+	if spec.layout == plugin {
+		return in.uninstallPlugin(path, mpath)
+	}
 	if spec.name == "codex" {
 		// The trust of entries about to go goes first.
 		target, data, _, existed, err := readTarget(path)

@@ -76,18 +76,22 @@ type Session struct {
 	Owner              *proclive.Identity `json:"owner,omitempty"`
 	TranscriptPath     string             `json:"transcript_path,omitempty"`
 	TranscriptRoot     string             `json:"transcript_root,omitempty"` // where the agent keeps transcripts: read only inside it
-	Resumable          bool               `json:"resumable"`
-	ResumableReason    string             `json:"resumable_reason,omitempty"` // why resumable went false
-	EndedAt            time.Time          `json:"ended_at,omitzero"`
-	EndReason          string             `json:"end_reason,omitempty"`
-	EndNote            string             `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
-	Interrupted        bool               `json:"interrupted,omitempty"`
-	TurnLogSize        int64              `json:"turn_log_size"`   // turn-log size after our last append
-	Condensed          int64              `json:"condensed"`       // turn-log byte offset already condensed
-	CondensedTurns     int                `json:"condensed_turns"` // turn-starts already condensed
-	Checkpoints        []CheckpointRef    `json:"checkpoints,omitempty"`
-	LastError          string             `json:"last_error,omitempty"`
-	GitHub             *GitHubLink        `json:"github,omitempty"`
+	// AgentDB: the agent keeps the conversation in its own database, not a
+	// transcript file (OpenCode). The session is resumable while the agent
+	// has it, and its conversation is read by asking the agent.
+	AgentDB         bool            `json:"agent_db,omitempty"`
+	Resumable       bool            `json:"resumable"`
+	ResumableReason string          `json:"resumable_reason,omitempty"` // why resumable went false
+	EndedAt         time.Time       `json:"ended_at,omitzero"`
+	EndReason       string          `json:"end_reason,omitempty"`
+	EndNote         string          `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
+	Interrupted     bool            `json:"interrupted,omitempty"`
+	TurnLogSize     int64           `json:"turn_log_size"`   // turn-log size after our last append
+	Condensed       int64           `json:"condensed"`       // turn-log byte offset already condensed
+	CondensedTurns  int             `json:"condensed_turns"` // turn-starts already condensed
+	Checkpoints     []CheckpointRef `json:"checkpoints,omitempty"`
+	LastError       string          `json:"last_error,omitempty"`
+	GitHub          *GitHubLink     `json:"github,omitempty"`
 
 	extra map[string]json.RawMessage // unknown fields, preserved across rewrites
 }
@@ -126,9 +130,10 @@ func newIncarnation() string {
 }
 
 // InUse records that the agent is using the session (it started it, or a
-// turn): resumable again if there is a transcript to resume from.
+// turn): resumable again if there is a transcript to resume from, or the
+// agent keeps the session in its database.
 func (s *Session) InUse() {
-	s.Resumable, s.ResumableReason = s.TranscriptPath != "", ""
+	s.Resumable, s.ResumableReason = s.TranscriptPath != "" || s.AgentDB, ""
 }
 
 // PendingTurns is the number of turns started but not yet condensed.

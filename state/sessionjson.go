@@ -93,6 +93,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.TranscriptRoot != "" {
 		e.str("transcript_root", s.TranscriptRoot)
 	}
+	if s.AgentDB {
+		e.bool("agent_db", true)
+	}
 	e.bool("resumable", s.Resumable)
 	if s.ResumableReason != "" {
 		e.str("resumable_reason", s.ResumableReason)
@@ -240,7 +243,7 @@ var (
 		"version", "id", "incarnation", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
 		"turn_transcript_from", "owner",
-		"transcript_path", "transcript_root", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
+		"transcript_path", "transcript_root", "agent_db", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
 	}
 	identityNames   = []string{"os", "pid", "start", "boot", "host", "pidns", "name", "interactive"}
@@ -291,6 +294,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeString(&s.TranscriptPath, v)
 		case "transcript_root":
 			return decodeString(&s.TranscriptRoot, v)
+		case "agent_db":
+			return decodeBool(&s.AgentDB, v)
 		case "resumable":
 			return decodeBool(&s.Resumable, v)
 		case "resumable_reason":

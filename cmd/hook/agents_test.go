@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -31,6 +32,9 @@ func samplePayload(t *testing.T, r testRepo, dir, file, id, transcript string) (
 	}
 	if inner, ok := m["payload"].(map[string]any); ok {
 		m = inner // a Codex notify recording: the JSON the program got
+	}
+	if inner, ok := m["stdin"].(map[string]any); ok {
+		m = inner // a recording of the hook's argv and stdin (OpenCode's plugin)
 	}
 	for _, k := range []string{"session_id", "sessionId", "conversation_id", "thread-id"} {
 		if _, ok := m[k]; ok {
@@ -177,6 +181,17 @@ func TestAllAgents(t *testing.T) {
 			{file: "SessionEnd_vscode.json", event: "SessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, lastError: "SessionError: Session not found: 6e5d4c3b-2a19-4f08-b7e6-d5c4b3a29180",
 			resumableReason: "agent reported the session is gone"},
+		// tether's plugin in the real OpenCode: a new session, then a
+		// resumed one (no session start) whose turn failed.
+		{name: "opencode", agent: "opencode", dir: "recorded/opencode/tether_plugin", steps: []step{
+			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
+			{file: "turnStart.json", event: "turnStart", phase: state.PhaseActive, turnRec: start, prompt: `"say hi via plugin"`},
+			{file: "turnStart.json", event: "turnStart", phase: state.PhaseActive}, // the same message again
+			{file: "turnEnd.json", event: "turnEnd", phase: state.PhaseIdle, turnRec: end},
+			{file: "turnStart_resumed.json", event: "turnStart", phase: state.PhaseActive, turnRec: start, prompt: `"please FAIL now"`},
+			{file: "error_APIError.json", event: "error", phase: state.PhaseIdle, turnRec: end},
+			{file: "turnEnd_after_error.json", event: "turnEnd", phase: state.PhaseIdle},
+		}, lastError: "APIError: mock failure", resumable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRepo(t)
@@ -196,8 +211,11 @@ func TestAllAgents(t *testing.T) {
 			turn := 0
 			transcriptKnown := tc.derived != nil // else some payload names it: the hook measures it from then on
 			for i, st := range tc.steps {
-				// The agent writes its transcript as the session goes.
-				appendLine(t, transcript, fmt.Sprintf(`{"step":%d}`, i))
+				// The agent writes its transcript as the session goes
+				// (OpenCode keeps its own in a database).
+				if info, _ := agent.Lookup(tc.agent); !info.Database {
+					appendLine(t, transcript, fmt.Sprintf(`{"step":%d}`, i))
+				}
 				payload, hasTranscript := samplePayload(t, r, tc.dir, st.file, id, transcript)
 				transcriptKnown = transcriptKnown || hasTranscript
 				var size int64

@@ -329,6 +329,9 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			s.StartedAt = now
 		}
 		s.Agent = ev.Agent
+		if info, ok := agent.Lookup(ev.Agent); ok && info.Database {
+			s.AgentDB = true // resumable, and readable, through the agent
+		}
 		s.Worktree = repo.WorkTree
 		if headErr == nil && branch != "" {
 			s.Branch = branch
@@ -436,13 +439,14 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	return nil
 }
 
-// ownerHints passes on what the agent itself says its PID is, and the
-// session's directory and ID, which tell its client when the hook runs
-// under a daemon shared by many sessions (Codex's app-server); the walk
-// starts at our parent and skips our own executable by default.
+// ownerHints passes on what the agent itself says its PID is (in the
+// payload, else in its environment), and the session's directory and ID,
+// which tell its client when the hook runs under a daemon shared by many
+// sessions (Codex's app-server); the walk starts at our parent and skips
+// our own executable by default.
 func (h *hook) ownerHints(ev agent.Event) proclive.Hints {
-	hints := proclive.Hints{Dir: ev.Cwd, Session: ev.SessionID}
-	if info, ok := agent.Lookup(h.agent); ok && info.OwnerEnv != "" {
+	hints := proclive.Hints{Dir: ev.Cwd, Session: ev.SessionID, AgentPID: ev.OwnerPID}
+	if info, ok := agent.Lookup(h.agent); ok && info.OwnerEnv != "" && hints.AgentPID == 0 {
 		if pid, err := strconv.Atoi(h.getenv(info.OwnerEnv)); err == nil && pid > 0 {
 			hints.AgentPID = pid
 		}
