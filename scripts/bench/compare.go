@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/bgsweep"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -39,6 +41,7 @@ var comparisons = []comparison{
 	{"fresh-clone fetch of the checkpoints", benchFetch},
 	{"sweep with many ended sessions vs none", one(benchSweepEnded)},
 	{"hook session-start with 10,000 live sessions vs none", one(benchSessionStart)},
+	{"first commit with 10,000 running turns pending vs plain commit", benchRunningTurns},
 }
 
 func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budget string, ok func(ratio, deltaMs float64) bool) result {
@@ -264,14 +267,8 @@ func benchSweepEnded(b *bench) result {
 // the hook runs from a directory without tether-sweep, so that launch is
 // not timed, and no sweep loads the machine.
 func benchSessionStart(b *bench) result {
-	agent := exec.Command("sleep", "3600") // the running agent of every seeded session
-	check(agent.Start())
-	defer func() {
-		_ = agent.Process.Kill()
-		_ = agent.Wait()
-	}()
-	owner, err := proclive.Capture(agent.Process.Pid)
-	check(err)
+	owner, stop := runningAgent() // the running agent of every seeded session
+	defer stop()
 	alone := filepath.Join(b.work, "hook-alone")
 	check(os.MkdirAll(alone, 0o755))
 	data, err := os.ReadFile(filepath.Join(b.bin, "tether-hook"))
@@ -306,6 +303,19 @@ func benchSessionStart(b *bench) result {
 	c, f := interleavePrep(rounds, unthrottle, start(dirs[0]), start(dirs[1]))
 	return ratioResult("hook session-start with 10,000 live sessions vs none", "tether-hook (10,000 live)", "tether-hook (0 live)",
 		c, f, rounds, "~1x (flat in sessions)", func(ratio, _ float64) bool { return ratio <= 1.2 })
+}
+
+// runningAgent starts a process that stands for a running agent, and
+// returns its identity and how to stop it.
+func runningAgent() (proclive.Identity, func()) {
+	agent := exec.Command("sleep", "3600")
+	check(agent.Start())
+	owner, err := proclive.Capture(agent.Process.Pid)
+	check(err)
+	return owner, func() {
+		_ = agent.Process.Kill()
+		_ = agent.Wait()
+	}
 }
 
 // writeLive writes n idle sessions owned by a running process straight into
@@ -411,4 +421,100 @@ func (b *bench) committer() func(dir string) func() {
 			sh(dir, "git commit -qam change", nil, env)
 		}
 	}
+}
+
+// benchRunningTurns times the first commit in a repository where 10,000
+// sessions of this worktree each have a turn running (their agent alive)
+// that nothing has condensed yet: the post-commit sweep has all of them to
+// condense, far more than a commit may wait for. The commit must return
+// once tether.commitWait (1 s by default) is up, the sweep going on by
+// itself; the floor is a plain commit. A second row reports how long that
+// sweep went on after the commit returned: what the commit would have
+// waited without the bound. Each round starts from a fresh repository and
+// waits for the previous sweep to exit, so none loads the next.
+func benchRunningTurns(b *bench) []result {
+	const sessions, wait = 10_000, time.Second
+	owner, stop := runningAgent() // the running agent of every session
+	defer stop()
+	transcripts := filepath.Join(b.work, "running-transcripts")
+	check(os.MkdirAll(transcripts, 0o700))
+	commit := b.committer()
+	rounds := 3
+	if b.short {
+		rounds = 1
+	}
+	var cand, floor, after []time.Duration
+	for i := range rounds {
+		plain := b.newRepo(fmt.Sprintf("plain-running%d", i))
+		hooked := b.newRepo(fmt.Sprintf("running%d", i))
+		b.install(hooked)
+		st := writeRunning(hooked, transcripts, &owner, sessions)
+		// Alternate which commits first, as interleave does.
+		order := []string{hooked, plain}
+		if i%2 == 1 {
+			order = []string{plain, hooked}
+		}
+		for _, dir := range order {
+			t0 := time.Now()
+			commit(dir)()
+			d := time.Since(t0)
+			if dir == plain {
+				floor = append(floor, d)
+				continue
+			}
+			cand = append(cand, d)
+			bgsweep.Wait(st.Dir(), 10*time.Minute)
+			after = append(after, time.Since(t0)-d)
+		}
+		if live, _, err := st.List(); err != nil || pendingTurns(live) != 0 {
+			fmt.Fprintf(os.Stderr, "bench: the post-commit sweep left %d running turns uncondensed (%v)\n", pendingTurns(live), err)
+			os.Exit(1)
+		}
+		check(st.Close())
+	}
+	c, f := median(cand), median(floor)
+	row := ratioResult("first commit with 10,000 running turns pending vs plain commit", "git commit (10,000 turns to condense)", "git commit (no hook)",
+		c, f, rounds, "<= commitWait (1 s) + 100 ms", func(_, delta float64) bool { return delta <= ms(wait)+100 })
+	sweep := result{Name: "the sweep that commit left running, after it returned", Candidate: "tether-sweep run --hook post-commit", Floor: "commitWait",
+		CandMs: ms(median(after)), FloorMs: ms(wait), Rounds: rounds, Budget: "report", OK: true, Tool: "built-in"}
+	sweep.Ratio, sweep.DeltaMs = sweep.CandMs/sweep.FloorMs, sweep.CandMs-sweep.FloorMs
+	return []result{row, sweep}
+}
+
+// writeRunning records n sessions of the repository at dir, each with one
+// turn started and still running, owned by owner, with a transcript of a
+// few KiB in transcripts: what the hooks leave behind 10,000 agents that
+// each started a turn. It writes through the store, in groups.
+func writeRunning(dir, transcripts string, owner *proclive.Identity, n int) *state.Store {
+	repo, err := gitdir.Find(dir)
+	check(err)
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	check(err)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("running-%06d", i)
+		path := filepath.Join(transcripts, ids[i]+".jsonl")
+		if _, err := os.Stat(path); err != nil {
+			check(os.WriteFile(path, fixtureTranscript(2_000_000+i), 0o600))
+		}
+	}
+	now := time.Now().UTC()
+	_, errs := st.MutateEach(ids, func(tx *state.Tx) error {
+		s := tx.Session
+		s.Agent, s.Worktree, s.Owner, s.Phase = "claude-code", repo.WorkTree, owner, state.PhaseActive
+		s.TranscriptPath, s.TranscriptRoot = filepath.Join(transcripts, s.ID+".jsonl"), transcripts
+		s.StartedAt, s.LastHookAt, s.LastTurnStartedAt, s.Turns = now, now, now, 1
+		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnStart, Turn: 1, At: now, Prompt: "a turn still running"})
+	})
+	check(errors.Join(errs...))
+	return st
+}
+
+// pendingTurns counts the turns of sessions not yet condensed.
+func pendingTurns(live []*state.Session) int {
+	n := 0
+	for _, s := range live {
+		n += s.PendingTurns()
+	}
+	return n
 }
