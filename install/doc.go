@@ -22,6 +22,10 @@
 //     their order and their bytes, a file where nothing of ours changes is
 //     not rewritten, and our entries are recognised by the "tether-hook" in
 //     their command. Writes are atomic (temp file, fsync, rename).
+//   - Agent configs may be JSON with comments (Copilot CLI writes its
+//     config.json so; Gemini CLI reads comments in its settings): they are
+//     read as the agent reads them, and a merge keeps every comment (those
+//     inside an object or array we add to move onto lines of their own).
 //   - Install is idempotent: a second run changes no byte. Uninstall removes
 //     exactly what install added: files it created are deleted, files that
 //     existed get their original bytes back (or, if the user changed them

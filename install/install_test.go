@@ -793,10 +793,39 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 
 func found(name string) (string, error) { return "/usr/bin/" + name, nil }
 
+// Gemini CLI reads its settings.json with comments: install adds its
+// hooks without losing one, and uninstall gives the file back as it was.
+func TestInstallKeepsCommentsOfJSONC(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	path := filepath.Join(dir, ".gemini", "settings.json")
+	orig := "// my settings\n{\n  // the model I pay for\n  \"model\": \"opus\", /* for now */\n  \"ui\": {\"theme\": \"dark\",},\n}\n"
+	writeFile(t, path, orig)
+	if _, err := Install(Options{Dir: dir, Agents: []string{"gemini"}, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, path)
+	for _, c := range []string{"// my settings", "// the model I pay for", "/* for now */", `"ui": {"theme": "dark",}`} {
+		if !strings.Contains(got, c) {
+			t.Errorf("install lost %q:\n%s", c, got)
+		}
+	}
+	d, err := parseDocument([]byte(got))
+	if err != nil || d.root.get("hooks").get("SessionStart") == nil {
+		t.Fatalf("installed settings: %v\n%s", err, got)
+	}
+	if _, err := Uninstall(Options{Dir: dir, Agents: []string{"gemini"}, NoGitHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path); got != orig {
+		t.Errorf("after uninstall:\n%s\nwant\n%s", got, orig)
+	}
+}
+
 func TestInstallReportsBadConfigAndGoesOn(t *testing.T) {
 	setup(t)
 	dir := newRepo(t)
-	bad := "{\n  // my settings\n  \"model\": \"opus\"\n}\n"
+	bad := "{\n  // my settings\n  \"model\": \"opus\"\n  \"theme\": \"dark\"\n}\n"
 	writeFile(t, filepath.Join(dir, ".gemini", "settings.json"), bad)
 	res, err := Install(Options{Dir: dir, Agents: []string{"gemini", "cursor"}, NoGitHooks: true})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(".gemini", "settings.json")) {

@@ -12,6 +12,13 @@ import (
 // the source text of every value: a value we did not touch is written back
 // byte for byte, and only the objects and arrays on the path to our entries
 // are re-indented, in the file's own style.
+//
+// Some agents write and read JSON with comments (JSONC: Copilot CLI's
+// config.json starts with // lines; Gemini CLI strips comments from its
+// settings): // and /* */ comments and trailing commas are accepted. The
+// comments inside a container we rewrite are kept, each before the member
+// or element it preceded (or before the closing bracket); trailing commas
+// there are dropped.
 
 type kind uint8
 
@@ -27,12 +34,15 @@ type node struct {
 	dirty   bool   // changed since parsing: serialize from members/elems
 	members []member
 	elems   []*node
+	lead    string // comments before this element of an array
+	tail    string // comments before the container's closing bracket
 }
 
 type member struct {
 	key    string // decoded
 	rawKey string // as written, quotes included
 	val    *node
+	lead   string // comments before the member (and around its colon)
 }
 
 // document is a parsed JSON file whose top level is an object.
@@ -56,10 +66,11 @@ func parseDocument(src []byte) (*document, error) {
 		d.trail = "\n"
 		return d, nil
 	}
-	if !json.Valid(src) {
-		return nil, errors.New("not valid JSON (comments and trailing commas are not supported)")
+	plain := plainJSON(s)
+	if !json.Valid([]byte(plain)) {
+		return nil, errors.New("not valid JSON (nor JSON with comments)")
 	}
-	p := parser{s: s}
+	p := parser{s: plain, src: s}
 	p.skipSpace()
 	d.lead = s[:p.i]
 	root := p.value()
@@ -104,11 +115,118 @@ func nextLine(s string, i int) int {
 	return i + 1 + k
 }
 
-// parser walks text that json.Valid has accepted, so it only has to find
-// where values begin and end, never to diagnose.
+// plainJSON blanks out what JSONC adds to JSON: comments and trailing
+// commas become spaces (line breaks stay), so every value keeps its offset
+// and the source text can be sliced where the plain text was parsed.
+func plainJSON(s string) string {
+	b := []byte(s)
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			for ; i < len(b) && b[i] != '\n'; i++ {
+				b[i] = ' '
+			}
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				return s // unterminated: left for json.Valid to refuse
+			}
+			for j := i; j < i+2+end+2; j++ {
+				if b[j] != '\n' && b[j] != '\r' {
+					b[j] = ' '
+				}
+			}
+			i += 2 + end + 1
+		}
+	}
+	// Trailing commas: a comma after a value whose next token closes its
+	// container.
+	inString = false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ',':
+			j := i + 1
+			for j < len(b) && strings.IndexByte(" \t\r\n", b[j]) >= 0 {
+				j++
+			}
+			k := i - 1
+			for k >= 0 && strings.IndexByte(" \t\r\n", b[k]) >= 0 {
+				k--
+			}
+			if j < len(b) && (b[j] == '}' || b[j] == ']') && k >= 0 && strings.IndexByte("{[,", b[k]) < 0 {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// comments are the comments in src, a stretch between two tokens, one
+// per line.
+func comments(src string) string {
+	var out []string
+	for i := 0; i < len(src); i++ {
+		if src[i] != '/' || i+1 >= len(src) {
+			continue
+		}
+		var end int
+		switch src[i+1] {
+		case '/':
+			end = strings.IndexByte(src[i:], '\n')
+			if end < 0 {
+				end = len(src) - i
+			}
+		case '*':
+			end = strings.Index(src[i+2:], "*/") + 4
+		default:
+			continue
+		}
+		out = append(out, strings.TrimRight(src[i:i+end], " \t\r"))
+		i += end - 1
+	}
+	return strings.Join(out, "\n")
+}
+
+// parser walks text that json.Valid has accepted (s, with JSONC's
+// additions blanked out), so it only has to find where values begin and
+// end, never to diagnose; what it keeps is sliced from the source, src.
 type parser struct {
-	s string
-	i int
+	s, src string
+	i      int
+}
+
+// since collects the comments in the source from start to where the parser
+// is.
+func (p *parser) since(start int) string { return comments(p.src[start:p.i]) }
+
+// joinComments joins the non-empty ones.
+func joinComments(cs ...string) string {
+	var kept []string
+	for _, c := range cs {
+		if c != "" {
+			kept = append(kept, c)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 func (p *parser) skipSpace() {
@@ -129,9 +247,13 @@ func (p *parser) value() *node {
 	case '{':
 		n.kind = objectNode
 		p.i++
+		var pending string // comments since the last member
 		for {
+			from := p.i
 			p.skipSpace()
+			pending = joinComments(pending, p.since(from))
 			if p.s[p.i] == '}' {
+				n.tail = pending
 				p.i++
 				break
 			}
@@ -140,20 +262,27 @@ func (p *parser) value() *node {
 				continue
 			}
 			rawKey := p.str()
+			from = p.i
 			p.skipSpace()
 			p.i++ // ':'
 			p.skipSpace()
+			lead := joinComments(pending, p.since(from))
+			pending = ""
 			var key string
 			// The key was validated by json.Valid; decoding cannot fail.
 			_ = json.Unmarshal([]byte(rawKey), &key)
-			n.members = append(n.members, member{key: key, rawKey: rawKey, val: p.value()})
+			n.members = append(n.members, member{key: key, rawKey: rawKey, val: p.value(), lead: lead})
 		}
 	case '[':
 		n.kind = arrayNode
 		p.i++
+		var pending string
 		for {
+			from := p.i
 			p.skipSpace()
+			pending = joinComments(pending, p.since(from))
 			if p.s[p.i] == ']' {
+				n.tail = pending
 				p.i++
 				break
 			}
@@ -161,7 +290,9 @@ func (p *parser) value() *node {
 				p.i++
 				continue
 			}
-			n.elems = append(n.elems, p.value())
+			e := p.value()
+			e.lead, pending = pending, ""
+			n.elems = append(n.elems, e)
 		}
 	case '"':
 		p.str()
@@ -170,7 +301,7 @@ func (p *parser) value() *node {
 			p.i++
 		}
 	}
-	n.raw = p.s[start:p.i]
+	n.raw = p.src[start:p.i]
 	return n
 }
 
@@ -185,7 +316,7 @@ func (p *parser) str() string {
 		p.i++
 	}
 	p.i++
-	return p.s[start:p.i]
+	return p.src[start:p.i]
 }
 
 // bytes serializes the document: untouched values keep their source text.
@@ -225,9 +356,19 @@ func (d *document) write(b *strings.Builder, n *node, depth int) {
 			b.WriteString(d.indent)
 		}
 	}
+	// note writes comments on lines of their own at level.
+	note := func(cs string, level int) {
+		if cs == "" {
+			return
+		}
+		for c := range strings.SplitSeq(cs, "\n") {
+			pad(level)
+			b.WriteString(c)
+		}
+	}
 	switch n.kind {
 	case objectNode:
-		if len(n.members) == 0 {
+		if len(n.members) == 0 && n.tail == "" {
 			b.WriteString("{}")
 			return
 		}
@@ -236,15 +377,17 @@ func (d *document) write(b *strings.Builder, n *node, depth int) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
+			note(m.lead, depth+1)
 			pad(depth + 1)
 			b.WriteString(m.rawKey)
 			b.WriteString(": ")
 			d.write(b, m.val, depth+1)
 		}
+		note(n.tail, depth+1)
 		pad(depth)
 		b.WriteByte('}')
 	case arrayNode:
-		if len(n.elems) == 0 {
+		if len(n.elems) == 0 && n.tail == "" {
 			b.WriteString("[]")
 			return
 		}
@@ -253,9 +396,11 @@ func (d *document) write(b *strings.Builder, n *node, depth int) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
+			note(e.lead, depth+1)
 			pad(depth + 1)
 			d.write(b, e, depth+1)
 		}
+		note(n.tail, depth+1)
 		pad(depth)
 		b.WriteByte(']')
 	default:

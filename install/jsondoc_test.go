@@ -31,11 +31,13 @@ func TestParseDocumentKeepsBytes(t *testing.T) {
 
 func TestParseDocumentRejects(t *testing.T) {
 	for name, src := range map[string]string{
-		"array":          `[1, 2]`,
-		"string":         `"x"`,
-		"comment":        "{\n  // hooks\n  \"a\": 1\n}",
-		"trailing comma": `{"a": 1,}`,
-		"truncated":      `{"a": `,
+		"array":                `[1, 2]`,
+		"string":               `"x"`,
+		"truncated":            `{"a": `,
+		"unterminated comment": "{\"a\": 1 /* x }",
+		"comment in a key":     `{"a" / "b": 1}`,
+		"comma alone":          `{,}`,
+		"two commas":           `[1,,]`,
 	} {
 		if _, err := parseDocument([]byte(src)); err == nil {
 			t.Errorf("%s: parsed %q without error", name, src)
@@ -133,7 +135,8 @@ func TestQuoteDoesNotEscapeHTML(t *testing.T) {
 // writes back the same bytes, and a rewrite of every container is still the
 // same JSON value.
 func FuzzParseDocument(f *testing.F) {
-	for _, s := range []string{"{}", " {\"a\" : [1, {\"b\": \"\\u00e9\"}]}\n", "{\r\n\t\"x\": null\r\n}", "[]", "", `{"a":1,"a":{}}`} {
+	for _, s := range []string{"{}", " {\"a\" : [1, {\"b\": \"\\u00e9\"}]}\n", "{\r\n\t\"x\": null\r\n}", "[]", "", `{"a":1,"a":{}}`,
+		"// c\n{\"a\": [1, /* x */ 2,], // y\n}", "{\"a\": \"//\", \"b\": \"/*\"}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -164,4 +167,83 @@ func FuzzParseDocument(f *testing.F) {
 			t.Fatalf("rewrite changed the value: %s became %s", before, canonical(re.root))
 		}
 	})
+}
+
+// JSON with comments, as Copilot CLI writes its config.json and Gemini CLI
+// reads its settings: parsed, written back byte for byte, and a rewrite
+// keeps every comment.
+func TestParseDocumentJSONC(t *testing.T) {
+	for name, src := range map[string]string{
+		"line comments":          "// User settings belong in settings.json.\n// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"2026-11-24T00:50:23.894Z\"\n}\n",
+		"block comment":          "{ /* the hooks */ \"a\": 1 }",
+		"trailing commas":        "{\n  \"a\": [1, 2,],\n  \"b\": {\"c\": 3,},\n}\n",
+		"comment after a member": "{\n  \"a\": 1, // one\n  \"b\": 2 // two\n}\n",
+		"slashes in strings":     `{"url": "http://x//y", "glob": "/*.go", "q": "\"//\""}`,
+		"crlf":                   "{\r\n  // c\r\n  \"a\": 1\r\n}\r\n",
+		"multi-line block":       "{\n  /*\n   * about a\n   */\n  \"a\": 1\n}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := parseDocument([]byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(d.bytes()); got != src {
+				t.Errorf("round trip changed the bytes:\n got %q\nwant %q", got, src)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{
+			"copilot's config, a key added",
+			"// User settings belong in settings.json.\n// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"x\"\n}\n",
+			"// User settings belong in settings.json.\n// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"x\",\n  \"k\": \"v\"\n}\n",
+		},
+		{
+			"comments between members kept in place",
+			"{\n  // about a\n  \"a\": 1,\n  /* about b */\n  \"b\": 2,\n  // the end\n}\n",
+			"{\n  // about a\n  \"a\": 1,\n  /* about b */\n  \"b\": 2,\n  \"k\": \"v\"\n  // the end\n}\n",
+		},
+		{
+			"a comment after a comma moves before the next member",
+			"{\n  \"a\": 1, // one\n  \"b\": 2\n}",
+			"{\n  \"a\": 1,\n  // one\n  \"b\": 2,\n  \"k\": \"v\"\n}",
+		},
+		{
+			"comments around the colon",
+			"{\"a\" /* x */ : /* y */ 1}",
+			"{\n  /* x */\n  /* y */\n  \"a\": 1,\n  \"k\": \"v\"\n}",
+		},
+		{
+			"untouched values keep their comments",
+			"{\n  \"keep\": [1, /* two */ 2,],\n  \"x\": 0\n}",
+			"{\n  \"keep\": [1, /* two */ 2,],\n  \"x\": 0,\n  \"k\": \"v\"\n}",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := parseDocument([]byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.root.set("k", newString("v"))
+			if got := string(d.bytes()); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+
+	// Comments in a rewritten array.
+	d, err := parseDocument([]byte("{\"a\": [\n  // first\n  1,\n  2 // last\n]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.root.get("a")
+	a.elems = append(a.elems, newLiteral("3"))
+	a.dirty = true
+	want := "{\n  \"a\": [\n    // first\n    1,\n    2,\n    3\n    // last\n  ]\n}"
+	if got := string(d.bytes()); got != want {
+		t.Errorf("array: got\n%s\nwant\n%s", got, want)
+	}
 }

@@ -3,7 +3,6 @@ package install
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -412,10 +411,16 @@ func (in *installer) geminiTrust() []Problem {
 		}
 	}
 	trustedPath := filepath.Join(home, "trustedFolders.json")
-	var rules map[string]string
+	rules := map[string]string{}
 	if data, err := os.ReadFile(trustedPath); err == nil {
-		if err := json.Unmarshal(data, &rules); err != nil {
+		doc, err := parseDocument(data)
+		if err != nil {
 			return []Problem{{What: "cannot read Gemini CLI's trusted folders", Detail: trustedPath + ": " + err.Error()}}
+		}
+		for _, m := range doc.root.objectMembers() {
+			if v, ok := m.val.str(); ok {
+				rules[m.key] = v
+			}
 		}
 	}
 	top := resolved(in.repo.top)
@@ -451,7 +456,8 @@ func geminiTrusts(rules map[string]string, dir string) bool {
 }
 
 // copilotTrust: Copilot CLI loads a repository's .github/hooks only in a
-// folder the user trusted (its config.json's trustedFolders).
+// folder the user trusted (its config.json's trustedFolders). Copilot
+// writes that file with comments.
 func (in *installer) copilotTrust() []Problem {
 	if in.opts.User {
 		return nil // user hooks load everywhere
@@ -461,16 +467,22 @@ func (in *installer) copilotTrust() []Problem {
 		return nil
 	}
 	cfgPath := filepath.Join(home, "config.json")
-	var cfg struct {
-		TrustedFolders []string `json:"trustedFolders"`
-	}
+	var trusted []*node
 	if data, err := os.ReadFile(cfgPath); err == nil {
-		if err := json.Unmarshal(data, &cfg); err != nil {
+		doc, err := parseDocument(data)
+		if err != nil {
 			return []Problem{{What: "cannot read Copilot CLI's config", Detail: cfgPath + ": " + err.Error()}}
+		}
+		if folders := doc.root.get("trustedFolders"); folders != nil && folders.kind == arrayNode {
+			trusted = folders.elems
 		}
 	}
 	top := resolved(in.repo.top)
-	for _, f := range cfg.TrustedFolders {
+	for _, e := range trusted {
+		f, ok := e.str()
+		if !ok {
+			continue
+		}
 		if rel, err := filepath.Rel(resolved(f), top); err == nil && !strings.HasPrefix(rel, "..") {
 			return nil
 		}

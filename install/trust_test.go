@@ -178,3 +178,50 @@ func hookExe(t *testing.T) string {
 	}
 	return p
 }
+
+// TestCopilotTrustReadsItsConfig: Copilot CLI 1.0.102 writes its
+// config.json with // comments (testdata/copilot, as the real CLI wrote
+// them: on first launch, and after "Yes, and remember this folder"), and
+// doctor reads them as Copilot does.
+func TestCopilotTrustReadsItsConfig(t *testing.T) {
+	setup(t)
+	home := os.Getenv("HOME")
+	dir := newRepo(t)
+	top, _ := filepath.EvalSymlinks(dir)
+	opts := Options{Dir: dir, Home: home, Agents: []string{"copilot"}, HookPath: hookExe(t), NoGitHooks: true}
+	if _, err := Install(opts); err != nil {
+		t.Fatal(err)
+	}
+	recorded := func(name string) string {
+		return strings.ReplaceAll(readFile(t, filepath.Join("testdata", "copilot", name)), "/home/dev/project", top)
+	}
+	const untrusted = "Copilot CLI does not trust this folder, so it loads none of its repository hooks"
+	const unreadable = "cannot read Copilot CLI's config"
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"first launch", recorded("config_first_launch.json"), untrusted},
+		{"the folder remembered", recorded("config_trusted.json"), ""},
+		{"a parent trusted, trailing commas", "// c\n{\"trustedFolders\": [\"" + filepath.Dir(top) + "\",],}\n", ""},
+		{"block comments", "/* a */ {\"trustedFolders\": /* b */ [\"" + top + "\"]}", ""},
+		{"another folder", "// c\n{\"trustedFolders\": [\"/elsewhere\"]}", untrusted},
+		{"not a list", `{"trustedFolders": "` + top + `"}`, untrusted},
+		{"no file", "", untrusted},
+		{"broken", "// c\n{\"trustedFolders\": [", unreadable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(home, ".copilot", "config.json")
+			os.Remove(cfg)
+			if tc.config != "" {
+				writeFile(t, cfg, tc.config)
+			}
+			var got []string
+			for _, p := range Check(opts) {
+				got = append(got, p.What)
+			}
+			if want := []string{tc.want}; (tc.want == "" && len(got) != 0) || (tc.want != "" && !slices.Equal(got, want)) {
+				t.Errorf("doctor: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
