@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,12 +59,15 @@ func onlyClaudeSession(t *testing.T, rows []sweep.Row) sweep.Row {
 	return rows[0]
 }
 
-func TestClaudePrintTurns(t *testing.T) {
+// TestClaudePrint runs Claude Code's -p mode: a plain turn, recorded and
+// owned by the claude process, ended cleanly; then a turn that writes a
+// file, committed: the commit's note names a checkpoint holding the
+// prompt and the transcript slice.
+func TestClaudePrint(t *testing.T) {
 	t.Parallel()
 	mock := mockllm.NewAnthropic(t)
 	r := claudeRepo(t, mock)
 
-	// A plain turn: recorded, owned by the claude process, ended cleanly.
 	p := claudePrint(r, "say hello")
 	if err := p.wait(2 * time.Minute); err != nil {
 		t.Fatalf("claude -p: %v", err)
@@ -78,7 +82,232 @@ func TestClaudePrintTurns(t *testing.T) {
 	if s.Owner == nil || s.Owner.PID != p.Cmd.Process.Pid || s.Owner.Name != "claude" {
 		t.Errorf("owner %+v, want the claude process %d", s.Owner, p.Cmd.Process.Pid)
 	}
-	t.Logf("session %+v", s)
-	id := s.ID
-	_ = id
+
+	// A turn that writes a file (through Claude Code's Bash tool), then a commit.
+	p = claudePrint(r, "make a file [[write a.txt]]")
+	if err := p.wait(2 * time.Minute); err != nil {
+		t.Fatalf("claude -p: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
+		t.Fatalf("a.txt: %q, %v", b, err)
+	}
+	r.git("add", "a.txt")
+	r.git("commit", "-q", "-m", "add a.txt")
+	var note string
+	waitFor(t, "the note on the commit", 30*time.Second, func() bool {
+		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
+		note = string(out)
+		return err == nil
+	})
+	if !strings.Contains(note, "Tether-Checkpoint: ") {
+		t.Fatalf("note on HEAD: %q", note)
+	}
+	show := r.show("HEAD", false)
+	if !strings.Contains(show, "make a file [[write a.txt]]") {
+		t.Errorf("tether-sweep show HEAD lacks the prompt:\n%.2000s", show)
+	}
+	transcript := r.show("HEAD", true)
+	for _, want := range []string{"make a file [[write a.txt]]", `"name":"Bash"`, "written by the agent", mockllm.Reply} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("the transcripts of the commit's checkpoints lack %q", want)
+		}
+	}
+	r.checkClean()
+}
+
+// holdTurn starts `claude -p` on a turn the mock holds open, and returns
+// once the turn is recorded active and owned by the running claude.
+func holdTurn(t *testing.T, r *repo, mock *mockllm.Server) (*proc, sweep.Row) {
+	t.Helper()
+	p := claudePrint(r, "think hard [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the mock never held a stream; claude said: %s", p.output())
+	}
+	s := r.waitSession("the held turn recorded active", 30*time.Second, func(s sweep.Row) bool {
+		return s.Phase == "active" && s.Turns == 1
+	})
+	if s.Owner == nil || s.Owner.PID != p.Cmd.Process.Pid || s.Liveness != "alive" {
+		t.Fatalf("held turn: owner %+v (%s), want the living claude %d", s.Owner, s.Liveness, p.Cmd.Process.Pid)
+	}
+	return p, s
+}
+
+// TestClaudePrintKilled kills claude -p with SIGKILL mid-turn: no hook
+// fires, the sweep ends the session as interrupted, and resuming it with
+// the command resume --print gives revives the same session.
+func TestClaudePrintKilled(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+	p, s := holdTurn(t, r, mock)
+	signal(t, p.Cmd.Process.Pid, syscall.SIGKILL)
+	p.wait(30 * time.Second)
+	if got := onlyClaudeSession(t, r.sessions(false)); got.Phase != "active" {
+		t.Fatalf("before a sweep, a killed agent's session is %s", got.Phase)
+	}
+	r.sweep("run")
+	got := onlyClaudeSession(t, r.sessions(false))
+	if got.Phase != "ended" || got.EndReason != "interrupted" || !got.Interrupted || !got.Resumable {
+		t.Fatalf("after kill -9 and a sweep: %+v", got)
+	}
+
+	cmdline := strings.TrimSpace(r.sweep("resume", "--print", s.ID))
+	if want := "claude --resume " + s.ID; !strings.HasSuffix(cmdline, want) {
+		t.Fatalf("resume --print: %q, want it to end in %q", cmdline, want)
+	}
+	resumed := r.start("/bin/sh", "-c", cmdline+" -p 'carry on' --allowedTools Write,Bash")
+	if err := resumed.wait(2 * time.Minute); err != nil {
+		t.Fatalf("%s: %v", cmdline, err)
+	}
+	got = onlyClaudeSession(t, r.sessions(false))
+	if got.ID != s.ID || got.Turns != 2 || got.LastPrompt != "carry on" || got.Phase != "ended" || got.EndReason != "session-end" || got.Interrupted {
+		t.Errorf("after resuming: %+v", got)
+	}
+	if !mock.Saw("think hard [[hold]]") || !mock.Saw("carry on") {
+		t.Errorf("the resumed session's request lacks its history")
+	}
+	r.checkClean()
+}
+
+// claudeCancel starts the entry Claude Code writes into its transcript
+// when the user cancels a turn.
+const claudeCancel = "[Request interrupted by user"
+
+// claudeTranscript is the transcript of a Claude Code session, as it is now.
+func claudeTranscript(t *testing.T, r *repo, id string) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(r.Home, ".claude", "projects", "*", id+".jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("transcript of %s: %v", id, paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestClaudePrintSIGINT interrupts claude -p with SIGINT mid-turn. Claude
+// Code then writes the user's cancel into its transcript ("[Request
+// interrupted by user]", as for Esc in the TUI), fires SessionEnd (reason
+// other) and no Stop: the turn was cancelled, then the session ended. That
+// is what tether records: a clean session end, not an interruption.
+func TestClaudePrintSIGINT(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+	p, s := holdTurn(t, r, mock)
+	signal(t, p.Cmd.Process.Pid, syscall.SIGINT)
+	p.wait(30 * time.Second)
+	if !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel) {
+		t.Fatal("claude wrote no cancel into its transcript on SIGINT")
+	}
+	got := onlyClaudeSession(t, r.sessions(false))
+	if got.Phase != "ended" || got.EndReason != "session-end" || got.Interrupted || got.Turns != 1 {
+		t.Errorf("after SIGINT mid-turn: %+v", got)
+	}
+	r.checkClean()
+}
+
+// claudeTUI starts Claude Code's TUI in tmux and returns it once it
+// waits for a prompt, with the claude process's PID.
+func claudeTUI(t *testing.T, r *repo) (*tmuxSession, int) {
+	t.Helper()
+	tm := newTmux(r, "claude --allowedTools Write,Bash")
+	pid := findProc(t, tm.pid(), "claude", 30*time.Second)
+	tm.waitText("shift+tab to cycle", 90*time.Second)
+	return tm, pid
+}
+
+// prompt types a prompt into the TUI and submits it.
+func (s *tmuxSession) prompt(text string) {
+	s.t.Helper()
+	s.text(text)
+	time.Sleep(300 * time.Millisecond) // the TUI takes typed text in chunks; Enter must come after it
+	s.keys("Enter")
+}
+
+// TestClaudeTUI drives Claude Code's TUI: a turn is recorded and owned by
+// the claude process; a turn cancelled with Esc (which fires no hook) is
+// over at the next sweep, the session idle and its agent alive; /exit
+// afterwards is an ordinary session end, not an interruption.
+func TestClaudeTUI(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+	tm, pid := claudeTUI(t, r)
+
+	tm.prompt("say hello")
+	s := r.waitSession("the first TUI turn ended", time.Minute, func(s sweep.Row) bool {
+		return s.Turns == 1 && s.Phase == "idle"
+	})
+	if s.Owner == nil || s.Owner.PID != pid || s.Liveness != "alive" || s.LastPrompt != "say hello" {
+		t.Fatalf("after a TUI turn: %+v (owner %+v), want owned by the living claude %d", s, s.Owner, pid)
+	}
+
+	tm.prompt("think hard [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(time.Minute):
+		t.Fatal("the mock never held the second turn")
+	}
+	r.waitSession("the held turn active", 30*time.Second, func(s sweep.Row) bool { return s.Turns == 2 && s.Phase == "active" })
+	tm.keys("Escape")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tr := claudeTranscript(t, r, s.ID)
+			t.Fatalf("no cancel in the transcript after Esc; its end:\n%s", tr[max(0, len(tr)-6000):])
+		}
+	}
+	if got := onlyClaudeSession(t, r.sessions(false)); got.Phase != "active" {
+		t.Fatalf("a hook recorded the cancel (phase %s): the sweep has nothing to prove", got.Phase)
+	}
+	// No hook fired: status (which sweeps) learns the cancel from the transcript.
+	var got sweep.Row
+	waitFor(t, "status to show the cancelled turn over", 30*time.Second, func() bool {
+		got = onlyClaudeSession(t, r.sessions(true))
+		return got.Phase == "idle"
+	})
+	if got.Liveness != "alive" || got.Turns != 2 || got.EndReason != "" {
+		t.Fatalf("after Esc: %+v", got)
+	}
+
+	// The cancelled prompt is back in the input: Ctrl-C clears it.
+	tm.keys("C-c")
+	tm.prompt("/exit")
+	got = r.waitSession("the session ended by /exit", time.Minute, func(s sweep.Row) bool { return s.Phase == "ended" })
+	if got.EndReason != "session-end" || got.Interrupted || got.Turns != 2 {
+		t.Errorf("after /exit: %+v", got)
+	}
+	waitGone(t, pid, 30*time.Second)
+	r.checkClean()
+}
+
+// TestClaudeTUIKilled kills Claude Code's TUI with SIGKILL mid-turn: the
+// next sweep ends the session as interrupted.
+func TestClaudeTUIKilled(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+	tm, pid := claudeTUI(t, r)
+	tm.prompt("think hard [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(time.Minute):
+		t.Fatal("the mock never held the turn")
+	}
+	s := r.waitSession("the held turn active", 30*time.Second, func(s sweep.Row) bool { return s.Turns == 1 && s.Phase == "active" })
+	if s.Owner == nil || s.Owner.PID != pid {
+		t.Fatalf("owner %+v, want the claude process %d", s.Owner, pid)
+	}
+	signal(t, pid, syscall.SIGKILL)
+	waitGone(t, pid, 30*time.Second)
+	r.sweep("run")
+	got := onlyClaudeSession(t, r.sessions(false))
+	if got.Phase != "ended" || got.EndReason != "interrupted" || !got.Interrupted {
+		t.Errorf("after kill -9 of the TUI and a sweep: %+v", got)
+	}
+	r.checkClean()
 }

@@ -132,7 +132,15 @@ func newRepo(t *testing.T, prepare func(r *repo), installArgs ...string) *repo {
 	if node, err := exec.LookPath("node"); err == nil {
 		r.path = append(r.path, filepath.Dir(node))
 	}
-	t.Cleanup(r.logOnFailure)
+	t.Cleanup(func() {
+		r.logOnFailure()
+		// What the test started may still run there (an agent that
+		// outlived its terminal, a sweep the hook started in the
+		// background): removing the directory must wait for it.
+		waitFor(t, "the processes working in "+base+" to exit", 30*time.Second, func() bool {
+			return len(procsIn(base)) == 0
+		})
+	})
 	r.git("init", "-q", "-b", "main")
 	r.git("config", "user.name", "tether e2e")
 	r.git("config", "user.email", "e2e@example.invalid")
@@ -387,10 +395,12 @@ func newTmux(r *repo, command string) *tmuxSession {
 	}
 	s := &tmuxSession{t: r.t, socket: filepath.Join(dir, "s")}
 	r.t.Cleanup(func() {
+		if r.t.Failed() {
+			r.t.Logf("tmux pane:\n%s", s.capture())
+		}
 		exec.Command("tmux", "-S", s.socket, "kill-server").Run()
 		os.RemoveAll(dir)
 	})
-	r.onFailure(func() string { return "tmux pane:\n" + s.capture() })
 	cmd := exec.Command("tmux", "-S", s.socket, "-f", "/dev/null", "new-session", "-d", "-s", "e2e",
 		"-x", "200", "-y", "50", "-c", r.Dir, command)
 	cmd.Env = r.environ()
@@ -512,6 +522,23 @@ func childrenOf() map[int][]int {
 	return kids
 }
 
+// procsIn are the processes whose working directory is dir or below.
+func procsIn(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil &&
+			(cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // signal sends sig to pid, failing the test if it cannot.
 func signal(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()
@@ -520,11 +547,12 @@ func signal(t *testing.T, pid int, sig syscall.Signal) {
 	}
 }
 
-// waitGone waits until pid has exited (reaped, or a zombie).
+// waitGone waits until pid has exited and was reaped: a zombie whose
+// threads are still exiting is not dead yet to tether either.
 func waitGone(t *testing.T, pid int, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("process %d to exit", pid), timeout, func() bool {
-		state, _, ok := procStat(pid)
-		return !ok || state == "Z"
+		_, _, ok := procStat(pid)
+		return !ok
 	})
 }

@@ -97,7 +97,13 @@ func anthropic(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 	msg["content"], msg["stop_reason"] = []any{}, nil
 	event(w, "message_start", map[string]any{"type": "message_start", "message": msg})
 	if m.Kind == Hold {
-		event(w, "ping", map[string]any{"type": "ping"})
+		// The reply has begun when it stops: Claude Code writes a cancel
+		// into its transcript only for a turn whose reply had begun (Esc
+		// before the first words just puts the prompt back).
+		event(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		event(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": HoldText}})
 		s.hold(r)
 		return
 	}

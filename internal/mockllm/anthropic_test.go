@@ -153,15 +153,21 @@ func TestAnthropicHold(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream was never held")
 	}
-	// The first event arrived before the hold.
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	// The reply began before the hold.
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
 	if err != nil || line != "event: message_start\n" {
 		t.Fatalf("first line %q, %v", line, err)
+	}
+	for !strings.Contains(line, HoldText) {
+		if line, err = br.ReadString('\n'); err != nil {
+			t.Fatalf("the held stream ended before saying %q: %v", HoldText, err)
+		}
 	}
 	// Nothing more comes until the client goes away.
 	done := make(chan error, 1)
 	go func() {
-		_, err := io.ReadAll(resp.Body)
+		_, err := io.ReadAll(br)
 		done <- err
 	}()
 	select {

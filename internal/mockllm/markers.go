@@ -22,6 +22,10 @@ const (
 // Reply is the text of every plain answer.
 const Reply = "done."
 
+// HoldText is what a held stream says before it stops, where its API
+// streams text.
+const HoldText = "Thinking it over"
+
 // Content is what a [[write PATH]] turn makes the agent write.
 const Content = "written by the agent\n"
 
