@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,28 +57,36 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// Lines of a Claude Code transcript: a prompt, the start of a reply, and
-// the entry Claude Code's TUI writes when Esc cancels the turn (no hook
-// fires then).
-const (
-	promptLine = `{"type":"user","message":{"role":"user","content":"count to a million"},"uuid":"u1"}` + "\n"
-	replyLine  = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"1, 2"}]},"uuid":"a1"}` + "\n"
-	cancelLine = `{"parentUuid":"a1","type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]},"uuid":"u2"}` + "\n"
-)
+// recordedCancel is a Claude Code 2.1.328 transcript recorded from its
+// TUI (see ../agent/testdata/recorded/README.md): a prompt, the start of
+// a reply, the entry Claude Code writes when Esc cancels the turn (no hook
+// fires then), and what it wrote until /exit. It returns the transcript,
+// the offset where the cancel entry starts and the one where it ends.
+func recordedCancel(t *testing.T) (data string, cancelAt, afterCancel int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "agent", "testdata", "recorded", "claude-code", "transcript_tui_esc_cancel_then_exit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = string(b)
+	at := strings.Index(data, `"text":"[Request interrupted by user]"`)
+	if at < 0 {
+		t.Fatal("the recording has no cancel entry")
+	}
+	start := strings.LastIndexByte(data[:at], '\n') + 1
+	end := at + strings.IndexByte(data[at:], '\n') + 1
+	return data, int64(start), int64(end)
+}
 
-// transcriptTurn records a Claude Code session whose running turn started
-// after the transcript's first line, as the hook does.
-func transcriptTurn(t *testing.T, st *state.Store, repo gitdir.Repo, id string, owner *proclive.Identity, lines ...string) {
+// transcriptTurn records a Claude Code session whose transcript is data
+// and whose running turn started at byte from of it, as the hook does.
+func transcriptTurn(t *testing.T, st *state.Store, repo gitdir.Repo, id string, owner *proclive.Identity, data string, from int64) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "projects")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(root, id+".jsonl")
-	var data string
-	for _, l := range lines {
-		data += l
-	}
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +98,8 @@ func transcriptTurn(t *testing.T, st *state.Store, repo gitdir.Repo, id string, 
 		s.TranscriptRoot, s.TranscriptPath = root, path
 		to, _ := state.Transition(s.Phase, state.EventTurnStart)
 		s.Phase = to
-		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnStart, Turn: 1, At: now, Prompt: "count to a million",
-			TranscriptSize: int64(len(promptLine)), Owner: owner})
+		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnStart, Turn: 1, At: now, Prompt: "think hard",
+			TranscriptSize: from, Owner: owner})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,13 +111,15 @@ func transcriptTurn(t *testing.T, st *state.Store, repo gitdir.Repo, id string, 
 // with its agent gone it ended after its turn, not in the middle of one.
 func TestSweepEndsTurnsCancelledInTheTranscript(t *testing.T) {
 	repo, st := newRepo(t)
-	transcriptTurn(t, st, repo, "cancelled-alive", aliveOwner(t), promptLine, replyLine, cancelLine)
-	transcriptTurn(t, st, repo, "cancelled-dead", deadOwner(t), promptLine, replyLine, cancelLine)
-	transcriptTurn(t, st, repo, "running-alive", aliveOwner(t), promptLine, replyLine)
-	transcriptTurn(t, st, repo, "running-dead", deadOwner(t), promptLine, replyLine)
+	data, cancelAt, afterCancel := recordedCancel(t)
+	running := data[:cancelAt] // the same turn before Esc
+	transcriptTurn(t, st, repo, "cancelled-alive", aliveOwner(t), data, 0)
+	transcriptTurn(t, st, repo, "cancelled-dead", deadOwner(t), data, 0)
+	transcriptTurn(t, st, repo, "running-alive", aliveOwner(t), running, 0)
+	transcriptTurn(t, st, repo, "running-dead", deadOwner(t), running, 0)
 	// A cancel of an earlier turn, before this one started, is not this
-	// turn's: the turn started past it.
-	transcriptTurn(t, st, repo, "old-cancel", aliveOwner(t), cancelLine, replyLine)
+	// turn's.
+	transcriptTurn(t, st, repo, "old-cancel", aliveOwner(t), data, afterCancel)
 
 	rep, err := Run(repo, st, Options{})
 	if err != nil {
@@ -140,9 +151,8 @@ func TestSweepEndsTurnsCancelledInTheTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := recs[len(recs)-1]
-			size := int64(len(promptLine + replyLine + cancelLine))
-			if len(recs) != 2 || last.T != state.RecTurnEnd || last.Turn != 1 || last.TranscriptSize != size || last.Head == "" {
-				t.Errorf("turn log %+v, want the turn's end at transcript size %d with HEAD", recs, size)
+			if len(recs) != 2 || last.T != state.RecTurnEnd || last.Turn != 1 || last.TranscriptSize != int64(len(data)) || last.Head == "" {
+				t.Errorf("turn log %+v, want the turn's end at transcript size %d with HEAD", recs, len(data))
 			}
 		}
 	}
@@ -168,7 +178,8 @@ func TestSweepEndsTurnsCancelledInTheTranscript(t *testing.T) {
 // writes nothing.
 func TestDryRunSeesCancelledTurn(t *testing.T) {
 	repo, st := newRepo(t)
-	transcriptTurn(t, st, repo, "cancelled-dead", deadOwner(t), promptLine, replyLine, cancelLine)
+	data, _, _ := recordedCancel(t)
+	transcriptTurn(t, st, repo, "cancelled-dead", deadOwner(t), data, 0)
 	rep, err := Run(repo, st, Options{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
