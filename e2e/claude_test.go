@@ -311,3 +311,21 @@ func TestClaudeTUIKilled(t *testing.T) {
 	}
 	r.checkClean()
 }
+
+// TestClaudePrintModelError gives claude -p a model error (HTTP 400):
+// Claude Code fires StopFailure, which ends the turn with the error kept,
+// then ends the session; nothing was interrupted.
+func TestClaudePrintModelError(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+	p := claudePrint(r, "break [[fail]]")
+	if err := p.wait(2 * time.Minute); err == nil {
+		t.Errorf("claude -p succeeded on a model error: %s", p.output())
+	}
+	got := onlyClaudeSession(t, r.sessions(false))
+	if got.Phase != "ended" || got.EndReason != "session-end" || got.Interrupted || got.Turns != 1 || got.LastError == "" {
+		t.Errorf("after a model error: %+v", got)
+	}
+	r.checkClean()
+}
