@@ -121,6 +121,20 @@ func geminiHeld(t *testing.T, mock *mockllm.Server) {
 	}
 }
 
+// geminiHeldTurn starts `gemini -p` on a turn the mock holds open, waits
+// until it is recorded, checks its owner, and returns the launcher's
+// process and the agent's PID.
+func geminiHeldTurn(r *repo, mock *mockllm.Server) (*proc, int) {
+	r.t.Helper()
+	p := r.start("gemini", "-p", "wait [[hold]]", "--approval-mode", "yolo")
+	geminiHeld(r.t, mock)
+	launcher := p.Cmd.Process.Pid
+	agent := geminiAgent(r.t, launcher)
+	s := r.waitSession("the turn to be recorded", geminiWait, func(s sweep.Row) bool { return s.Phase == "active" })
+	geminiCheckOwner(r.t, s, launcher, agent)
+	return p, agent
+}
+
 // geminiOnly is the one session of the repository, ended or not.
 func geminiOnly(r *repo, sweepFirst bool) sweep.Row {
 	r.t.Helper()
@@ -184,12 +198,7 @@ func TestGeminiPrintKill9(t *testing.T) {
 	t.Parallel()
 	r, mock := newGeminiRepo(t, true)
 
-	p := r.start("gemini", "-p", "wait [[hold]]", "--approval-mode", "yolo")
-	geminiHeld(t, mock)
-	launcher := p.Cmd.Process.Pid
-	agent := geminiAgent(t, launcher)
-	s := r.waitSession("the turn to be recorded", geminiWait, func(s sweep.Row) bool { return s.Phase == "active" })
-	geminiCheckOwner(t, s, launcher, agent)
+	p, agent := geminiHeldTurn(r, mock)
 
 	signal(t, agent, syscall.SIGKILL)
 	waitGone(t, agent, geminiWait)
@@ -197,7 +206,7 @@ func TestGeminiPrintKill9(t *testing.T) {
 	if s := geminiOnly(r, false); s.Phase != "active" {
 		t.Fatalf("before any sweep: %+v, want still active (nothing fired)", s)
 	}
-	s = geminiOnly(r, true)
+	s := geminiOnly(r, true)
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || !s.Resumable {
 		t.Fatalf("after the sweep: %+v, want ended, interrupted, resumable", s)
 	}
@@ -223,16 +232,11 @@ func TestGeminiPrintSIGINT(t *testing.T) {
 	t.Parallel()
 	r, mock := newGeminiRepo(t, true)
 
-	p := r.start("gemini", "-p", "wait [[hold]]", "--approval-mode", "yolo")
-	geminiHeld(t, mock)
-	launcher := p.Cmd.Process.Pid
-	agent := geminiAgent(t, launcher)
-	s := r.waitSession("the turn to be recorded", geminiWait, func(s sweep.Row) bool { return s.Phase == "active" })
-	geminiCheckOwner(t, s, launcher, agent)
+	p, agent := geminiHeldTurn(r, mock)
 
 	signal(t, agent, syscall.SIGINT)
 	p.wait(geminiWait)
-	s = geminiOnly(r, false) // no sweep: what the hook recorded
+	s := geminiOnly(r, false) // no sweep: what the hook recorded
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || s.EndNote != "gemini: exit" {
 		t.Fatalf("after SIGINT: %+v, want ended interrupted by gemini's SessionEnd (exit)", s)
 	}
