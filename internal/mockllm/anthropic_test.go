@@ -8,13 +8,18 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // post sends a Messages request the way Claude Code does.
 func post(t *testing.T, ctx context.Context, s *Server, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/messages?beta=true", strings.NewReader(body))
+	return postTo(t, ctx, s, "/v1/messages?beta=true", body)
+}
+
+// postTo posts a JSON body to path.
+func postTo(t *testing.T, ctx context.Context, s *Server, path, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,39 +153,7 @@ func TestAnthropicHold(t *testing.T) {
 	defer cancel()
 	resp := post(t, ctx, s, userTurn("[[hold]]"))
 	defer resp.Body.Close()
-	select {
-	case <-s.Held():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream was never held")
-	}
-	// The reply began before the hold.
-	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadString('\n')
-	if err != nil || line != "event: message_start\n" {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	for !strings.Contains(line, HoldText) {
-		if line, err = br.ReadString('\n'); err != nil {
-			t.Fatalf("the held stream ended before saying %q: %v", HoldText, err)
-		}
-	}
-	// Nothing more comes until the client goes away.
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.ReadAll(br)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("stream ended while held: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream stayed open after the client went away")
-	}
+	checkHeld(t, s, resp, cancel, "event: message_start\n", HoldText)
 }
 
 // A stream still held when the test ends must not make Close hang.

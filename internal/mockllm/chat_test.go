@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // chatPost posts a Chat Completions request and returns the response.
@@ -164,28 +163,7 @@ func TestChatHold(t *testing.T) {
 	defer cancel()
 	resp := chatPost(t, ctx, c, map[string]any{"model": "m", "stream": true, "messages": []any{userMsg("wait [[hold]]")}, "tools": tools("bash")})
 	defer resp.Body.Close()
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "data: {") {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	// The stream stays open: a second read does not return until the
-	// client cancels.
-	read := make(chan error, 1)
-	go func() {
-		_, err := io.ReadAll(resp.Body)
-		read <- err
-	}()
-	select {
-	case err := <-read:
-		t.Fatalf("held stream ended by itself: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancel()
-	select {
-	case <-read:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream did not end when the client went away")
-	}
+	checkHeld(t, c, resp, cancel, "data: {", "")
 }
 
 // A held stream does not keep the test from ending: the cleanup lets it go.

@@ -1,30 +1,17 @@
 package mockllm
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // postResponses sends a Responses request the way Codex does.
 func postResponses(t *testing.T, ctx context.Context, s *Server, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/responses", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	return postTo(t, ctx, s, "/v1/responses", body)
 }
 
 // responsesInput is a request whose input is Codex 0.169's: developer
@@ -139,31 +126,7 @@ func TestResponsesHold(t *testing.T) {
 	defer cancel()
 	resp := postResponses(t, ctx, s, responsesInput(userItem("[[hold]]")))
 	defer resp.Body.Close()
-	select {
-	case <-s.Held():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream was never held")
-	}
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
-	if err != nil || line != "event: response.created\n" {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.ReadAll(resp.Body)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("stream ended while held: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream stayed open after the client went away")
-	}
+	checkHeld(t, s, resp, cancel, "event: response.created\n", "")
 }
 
 func TestResponsesBadRequest(t *testing.T) {
