@@ -221,14 +221,6 @@ func claudeTUI(t *testing.T, r *repo) (*tmuxSession, int) {
 	return tm, pid
 }
 
-// prompt types a prompt into the TUI and submits it.
-func (s *tmuxSession) prompt(text string) {
-	s.t.Helper()
-	s.text(text)
-	time.Sleep(300 * time.Millisecond) // the TUI takes typed text in chunks; Enter must come after it
-	s.keys("Enter")
-}
-
 // TestClaudeTUI drives Claude Code's TUI: a turn is recorded and owned by
 // the claude process; a turn cancelled with Esc (which fires no hook) is
 // over at the next sweep, the session idle and its agent alive; /exit

@@ -345,14 +345,6 @@ func codexTUI(r *repo, command, ready string) *tmuxSession {
 	return tui
 }
 
-// prompt types text into the TUI and submits it once the TUI shows it.
-func (s *tmuxSession) prompt(text string) {
-	s.t.Helper()
-	s.text(text)
-	s.waitText(text, 30*time.Second)
-	s.keys("Enter")
-}
-
 // TestCodexTUI: the TUI in its default mode, where hooks run under the
 // app-server daemon it shares: the TUI owns the session, not the daemon;
 // Esc ends a turn; a clean exit is not an interruption; kill -9 of the TUI

@@ -433,6 +433,15 @@ func (s *tmuxSession) text(text string) {
 	s.tmux("send-keys", "-t", "e2e", "-l", text)
 }
 
+// prompt types a prompt into the TUI and submits it once the pane shows
+// it whole: a TUI takes typed text in chunks, and Enter must come after.
+func (s *tmuxSession) prompt(text string) {
+	s.t.Helper()
+	s.text(text)
+	s.waitText(text, 30*time.Second)
+	s.keys("Enter")
+}
+
 // capture is the pane's visible text ("" once the server is gone).
 func (s *tmuxSession) capture() string {
 	out, err := exec.Command("tmux", "-S", s.socket, "capture-pane", "-p", "-t", "e2e").CombinedOutput()
