@@ -334,12 +334,6 @@ func TestCodexExecSIGINT(t *testing.T) {
 func codexTUI(r *repo, command, ready string) *tmuxSession {
 	r.t.Helper()
 	tui := newTmux(r, command)
-	r.t.Cleanup(func() {
-		// Before the harness kills the tmux server.
-		if r.t.Failed() {
-			r.t.Logf("tmux pane of %q:\n%s", command, tui.capture())
-		}
-	})
 	tui.waitText("mock-model default", time.Minute)
 	tui.waitText(ready, time.Minute)
 	return tui
@@ -423,6 +417,10 @@ func TestCodexTUI(t *testing.T) {
 	})
 	if s.LastPrompt != "after the kill" || s.Owner == nil || s.Owner.PID != tuiPID {
 		t.Errorf("revived session %+v, want the last prompt \"after the kill\", owned by the TUI, pid %d", s, tuiPID)
+	}
+	// The TUI's hidden title thread ran, and is no session.
+	if !mock.Saw("Generate a concise, single-line task title") {
+		t.Error("the mock saw no title request: the title thread was not exercised")
 	}
 	onlyCodexSession(t, r.sessions(true))
 	r.checkClean()
