@@ -69,7 +69,7 @@ func TestClaudePrint(t *testing.T) {
 	r := claudeRepo(t, mock)
 
 	p := claudePrint(r, "say hello")
-	if err := p.wait(2 * time.Minute); err != nil {
+	if err := p.wait(4 * time.Minute); err != nil {
 		t.Fatalf("claude -p: %v", err)
 	}
 	if !strings.Contains(p.output(), mockllm.Reply) || !mock.Saw("say hello") {
@@ -85,7 +85,7 @@ func TestClaudePrint(t *testing.T) {
 
 	// A turn that writes a file (through Claude Code's Bash tool), then a commit.
 	p = claudePrint(r, "make a file [[write a.txt]]")
-	if err := p.wait(2 * time.Minute); err != nil {
+	if err := p.wait(4 * time.Minute); err != nil {
 		t.Fatalf("claude -p: %v", err)
 	}
 	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
@@ -94,7 +94,7 @@ func TestClaudePrint(t *testing.T) {
 	r.git("add", "a.txt")
 	r.git("commit", "-q", "-m", "add a.txt")
 	var note string
-	waitFor(t, "the note on the commit", 30*time.Second, func() bool {
+	waitFor(t, "the note on the commit", 90*time.Second, func() bool {
 		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
 		note = string(out)
 		return err == nil
@@ -122,10 +122,10 @@ func holdTurn(t *testing.T, r *repo, mock *mockllm.Server) (*proc, sweep.Row) {
 	p := claudePrint(r, "think hard [[hold]]")
 	select {
 	case <-mock.Held():
-	case <-time.After(2 * time.Minute):
+	case <-time.After(4 * time.Minute):
 		t.Fatalf("the mock never held a stream; claude said: %s", p.output())
 	}
-	s := r.waitSession("the held turn recorded active", 30*time.Second, func(s sweep.Row) bool {
+	s := r.waitSession("the held turn recorded active", 90*time.Second, func(s sweep.Row) bool {
 		return s.Phase == "active" && s.Turns == 1
 	})
 	if s.Owner == nil || s.Owner.PID != p.Cmd.Process.Pid || s.Liveness != "alive" {
@@ -143,7 +143,7 @@ func TestClaudePrintKilled(t *testing.T) {
 	r := claudeRepo(t, mock)
 	p, s := holdTurn(t, r, mock)
 	signal(t, p.Cmd.Process.Pid, syscall.SIGKILL)
-	p.wait(30 * time.Second)
+	p.wait(90 * time.Second)
 	if got := onlyClaudeSession(t, r.sessions(false)); got.Phase != "active" {
 		t.Fatalf("before a sweep, a killed agent's session is %s", got.Phase)
 	}
@@ -158,7 +158,7 @@ func TestClaudePrintKilled(t *testing.T) {
 		t.Fatalf("resume --print: %q, want it to end in %q", cmdline, want)
 	}
 	resumed := r.start("/bin/sh", "-c", cmdline+" -p 'carry on' --allowedTools Write,Bash")
-	if err := resumed.wait(2 * time.Minute); err != nil {
+	if err := resumed.wait(4 * time.Minute); err != nil {
 		t.Fatalf("%s: %v", cmdline, err)
 	}
 	got = onlyClaudeSession(t, r.sessions(false))
@@ -200,7 +200,7 @@ func TestClaudePrintSIGINT(t *testing.T) {
 	r := claudeRepo(t, mock)
 	p, s := holdTurn(t, r, mock)
 	signal(t, p.Cmd.Process.Pid, syscall.SIGINT)
-	p.wait(30 * time.Second)
+	p.wait(90 * time.Second)
 	if !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel) {
 		t.Fatal("claude wrote no cancel into its transcript on SIGINT")
 	}
@@ -216,8 +216,8 @@ func TestClaudePrintSIGINT(t *testing.T) {
 func claudeTUI(t *testing.T, r *repo) (*tmuxSession, int) {
 	t.Helper()
 	tm := newTmux(r, "claude --allowedTools Write,Bash")
-	pid := findProc(t, tm.pid(), "claude", 30*time.Second)
-	tm.waitText("shift+tab to cycle", 90*time.Second)
+	pid := findProc(t, tm.pid(), "claude", 90*time.Second)
+	tm.waitText("shift+tab to cycle", 3*time.Minute)
 	return tm, pid
 }
 
@@ -232,7 +232,7 @@ func TestClaudeTUI(t *testing.T) {
 	tm, pid := claudeTUI(t, r)
 
 	tm.prompt("say hello")
-	s := r.waitSession("the first TUI turn ended", time.Minute, func(s sweep.Row) bool {
+	s := r.waitSession("the first TUI turn ended", 2*time.Minute, func(s sweep.Row) bool {
 		return s.Turns == 1 && s.Phase == "idle"
 	})
 	if s.Owner == nil || s.Owner.PID != pid || s.Liveness != "alive" || s.LastPrompt != "say hello" {
@@ -242,12 +242,12 @@ func TestClaudeTUI(t *testing.T) {
 	tm.prompt("think hard [[hold]]")
 	select {
 	case <-mock.Held():
-	case <-time.After(time.Minute):
+	case <-time.After(3 * time.Minute):
 		t.Fatal("the mock never held the second turn")
 	}
-	r.waitSession("the held turn active", 30*time.Second, func(s sweep.Row) bool { return s.Turns == 2 && s.Phase == "active" })
+	r.waitSession("the held turn active", 90*time.Second, func(s sweep.Row) bool { return s.Turns == 2 && s.Phase == "active" })
 	tm.keys("Escape")
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			tr := claudeTranscript(t, r, s.ID)
 			t.Fatalf("no cancel in the transcript after Esc; its end:\n%s", tr[max(0, len(tr)-6000):])
@@ -258,7 +258,7 @@ func TestClaudeTUI(t *testing.T) {
 	}
 	// No hook fired: status (which sweeps) learns the cancel from the transcript.
 	var got sweep.Row
-	waitFor(t, "status to show the cancelled turn over", 30*time.Second, func() bool {
+	waitFor(t, "status to show the cancelled turn over", 90*time.Second, func() bool {
 		got = onlyClaudeSession(t, r.sessions(true))
 		return got.Phase == "idle"
 	})
@@ -269,11 +269,11 @@ func TestClaudeTUI(t *testing.T) {
 	// The cancelled prompt is back in the input: Ctrl-C clears it.
 	tm.keys("C-c")
 	tm.prompt("/exit")
-	got = r.waitSession("the session ended by /exit", time.Minute, func(s sweep.Row) bool { return s.Phase == "ended" })
+	got = r.waitSession("the session ended by /exit", 2*time.Minute, func(s sweep.Row) bool { return s.Phase == "ended" })
 	if got.EndReason != "session-end" || got.Interrupted || got.Turns != 2 {
 		t.Errorf("after /exit: %+v", got)
 	}
-	waitGone(t, pid, 30*time.Second)
+	waitGone(t, pid, 90*time.Second)
 	r.checkClean()
 }
 
@@ -287,15 +287,15 @@ func TestClaudeTUIKilled(t *testing.T) {
 	tm.prompt("think hard [[hold]]")
 	select {
 	case <-mock.Held():
-	case <-time.After(time.Minute):
+	case <-time.After(3 * time.Minute):
 		t.Fatal("the mock never held the turn")
 	}
-	s := r.waitSession("the held turn active", 30*time.Second, func(s sweep.Row) bool { return s.Turns == 1 && s.Phase == "active" })
+	s := r.waitSession("the held turn active", 90*time.Second, func(s sweep.Row) bool { return s.Turns == 1 && s.Phase == "active" })
 	if s.Owner == nil || s.Owner.PID != pid {
 		t.Fatalf("owner %+v, want the claude process %d", s.Owner, pid)
 	}
 	signal(t, pid, syscall.SIGKILL)
-	waitGone(t, pid, 30*time.Second)
+	waitGone(t, pid, 90*time.Second)
 	r.sweep("run")
 	got := onlyClaudeSession(t, r.sessions(false))
 	if got.Phase != "ended" || got.EndReason != "interrupted" || !got.Interrupted {
@@ -312,7 +312,7 @@ func TestClaudePrintModelError(t *testing.T) {
 	mock := mockllm.NewAnthropic(t)
 	r := claudeRepo(t, mock)
 	p := claudePrint(r, "break [[fail]]")
-	if err := p.wait(2 * time.Minute); err == nil {
+	if err := p.wait(4 * time.Minute); err == nil {
 		t.Errorf("claude -p succeeded on a model error: %s", p.output())
 	}
 	got := onlyClaudeSession(t, r.sessions(false))
