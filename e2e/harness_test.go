@@ -102,6 +102,7 @@ type repo struct {
 	t    *testing.T
 	Dir  string // the work tree (a real path, symlinks resolved)
 	Home string // HOME of every command run here
+	base string // the test's directory, holding both
 	path []string
 	env  []string
 
@@ -119,7 +120,7 @@ func newRepo(t *testing.T, prepare func(r *repo), installArgs ...string) *repo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &repo{t: t, Dir: filepath.Join(base, "repo"), Home: filepath.Join(base, "home")}
+	r := &repo{t: t, Dir: filepath.Join(base, "repo"), Home: filepath.Join(base, "home"), base: base}
 	for _, d := range []string{r.Dir, r.Home, filepath.Join(base, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -400,6 +401,10 @@ func newTmux(r *repo, command string) *tmuxSession {
 		}
 		exec.Command("tmux", "-S", s.socket, "kill-server").Run()
 		os.RemoveAll(dir)
+		// What the pane ran goes with it, even if it ignores the hangup.
+		for _, pid := range procsIn(r.base) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	})
 	cmd := exec.Command("tmux", "-S", s.socket, "-f", "/dev/null", "new-session", "-d", "-s", "e2e",
 		"-x", "200", "-y", "50", "-c", r.Dir, command)
@@ -560,8 +565,19 @@ func signal(t *testing.T, pid int, sig syscall.Signal) {
 // threads are still exiting is not dead yet to tether either.
 func waitGone(t *testing.T, pid int, timeout time.Duration) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("process %d to exit", pid), timeout, func() bool {
-		_, _, ok := procStat(pid)
-		return !ok
-	})
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		state, _, ok := procStat(pid)
+		if !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+			var kids []string
+			for _, k := range childrenOf()[pid] {
+				kids = append(kids, fmt.Sprintf("%d %s", k, procName(k)))
+			}
+			t.Fatalf("process %d (%s) still there after %s: state %s, waiting in %q, children %v",
+				pid, procName(pid), timeout, state, wchan, kids)
+		}
+	}
 }
