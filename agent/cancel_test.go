@@ -79,7 +79,8 @@ func TestTurnCancelled(t *testing.T) {
 }
 
 // Copilot CLI's events.jsonl, recorded from the real CLI: a TUI turn
-// cancelled with Ctrl-C, then /exit; a -p turn that ran to its end.
+// cancelled with Ctrl-C, then /exit; a -p turn stopped with SIGINT
+// (abort "user_abort"); a -p turn that ran to its end.
 func TestTurnCancelledCopilot(t *testing.T) {
 	rec := filepath.Join("testdata", "recorded", "copilot")
 	dir := t.TempDir()
@@ -98,16 +99,18 @@ func TestTurnCancelledCopilot(t *testing.T) {
 		return path
 	}
 	cancelLog := read("events_tui_cancel_then_exit.jsonl")
+	sigintLog := read("events_p_sigint.jsonl")
 	doneLog := read("events_p_say_hi.jsonl")
 	// Where the hook recorded the turn's start: the transcript's size at
 	// userPromptSubmitted, before the user.message entry.
 	from := func(log string) int64 { return int64(strings.Index(log, `{"type":"user.message"`)) }
 	abort := strings.Index(cancelLog, `{"type":"abort"`)
 	turnEnd := strings.Index(cancelLog, `{"type":"assistant.turn_end"`)
-	if from(cancelLog) < 0 || abort < 0 || turnEnd < 0 || from(doneLog) < 0 {
+	if from(cancelLog) < 0 || abort < 0 || turnEnd < 0 || from(doneLog) < 0 || from(sigintLog) < 0 {
 		t.Fatal("the recordings lack the entries this test cuts at")
 	}
 	cancelled := write("cancelled.jsonl", cancelLog)
+	sigint := write("sigint.jsonl", sigintLog)
 	running := write("running.jsonl", cancelLog[:turnEnd])
 	done := write("done.jsonl", doneLog)
 	// The user's prompt saying the word, with the entry's own shape.
@@ -120,6 +123,7 @@ func TestTurnCancelledCopilot(t *testing.T) {
 		want bool
 	}{
 		{"cancelled mid-turn", cancelled, from(cancelLog), true},
+		{"SIGINT mid-turn in -p", sigint, from(sigintLog), true},
 		{"cancelled, read from the entry itself", cancelled, int64(abort), true},
 		{"still running", running, from(cancelLog), false},
 		{"a turn that ended", done, from(doneLog), false},

@@ -165,11 +165,11 @@ func copilotKind(native string) (state.Event, bool) {
 }
 
 // copilotCancelled tells the entry Copilot CLI 1.0.102 writes into
-// events.jsonl when the user cancels a turn (Ctrl-C, Esc in the TUI), right
-// after the turn's assistant.turn_end and with no agentStop hook:
-// {"type":"abort","data":{"reason":"user_initiated"},...}. Whatever the
-// reason, an abort ends the running turn. The words inside a message, or a
-// hook's logged input, are not one.
+// events.jsonl when a turn is cancelled (Ctrl-C in the TUI, SIGINT in -p),
+// right after the turn's assistant.turn_end and with no agentStop hook:
+// {"type":"abort","data":{"reason":"user_initiated"},...} ("user_abort"
+// for SIGINT). Whatever the reason, an abort ends the running turn. The
+// words inside a message, or a hook's logged input, are not one.
 func copilotCancelled(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"abort"`)) {
 		return false
