@@ -56,6 +56,9 @@ type job struct {
 	next           int64 // turn-log offset reached
 	condensedTurns int   // CondensedTurns when loaded
 	starts         int   // turn-starts condensed
+	// conversation replaces the transcript slice for a session whose agent
+	// keeps no transcript file (state.Session.AgentDB).
+	conversation *conversationSlice
 }
 
 // Condense writes the pending turns of the given sessions as checkpoints:
@@ -78,8 +81,9 @@ type job struct {
 // condensers never condense the same turns twice, and takes session locks
 // (Mutate) inside it: callers must not hold a session lock.
 func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
+	convs := r.exportConversations(st, ids)
 	err = r.locked(st, func() error {
-		results, err = r.condense(st, ids, link)
+		results, err = r.condense(st, ids, link, convs)
 		return err
 	})
 	if err != nil {
@@ -88,7 +92,7 @@ func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Re
 	return results, nil
 }
 
-func (r *Repo) condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
+func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[string]exported) (results []Result, err error) {
 	clone, err := st.CloneID()
 	if err != nil {
 		return nil, err
@@ -100,6 +104,7 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link) (results []Re
 	b := r.newBatch()
 	defer b.discard()
 	b.st = st
+	b.conversations = convs
 	st.RemoveStaleStaging(tempPrefix, time.Now())
 	var jobs []*job
 	var errs []error
@@ -219,6 +224,16 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash,
 	if j.ref == "" {
 		j.ref = TranscriptRef(cp.generation(), clone)
 	}
+	if s.AgentDB {
+		// No transcript file: what was said in these turns, as the agent
+		// answered (or why it could not).
+		e, ok := b.conversations[id]
+		if !ok {
+			e.err = fmt.Errorf("%s was not asked for the conversation", s.Agent)
+		}
+		c := e.slice(st, id, cp.Turns)
+		j.conversation = &c
+	}
 	if err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp, j); err != nil {
 		return nil, err
 	}
@@ -298,7 +313,13 @@ func (r *Repo) redactPrompts(turns []Turn) []Turn {
 // branch or path name) is masked and counted too. Every step is
 // deterministic: a retry writes the same bytes.
 func (b *batch) writeCheckpoint(cp *Checkpoint, transcript string, loc transcriptLoc, sp span, j *job) error {
-	chunks, err := b.writeTranscript(transcript, loc, sp, &cp.Transcript)
+	var chunks []object.TreeEntry
+	var err error
+	if j.conversation != nil {
+		chunks, err = b.writeConversation(*j.conversation, &cp.Transcript)
+	} else {
+		chunks, err = b.writeTranscript(transcript, loc, sp, &cp.Transcript)
+	}
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,13 @@
 //     checkpoint.json counts what each rule replaced ("redactions", also per
 //     turn and for the transcript), never the secret. Redaction is
 //     deterministic, so a retry still writes the same bytes.
+//   - A session whose agent keeps no transcript file (state.Session.AgentDB:
+//     OpenCode) gets, in place of a transcript slice, the messages of the
+//     checkpoint's turns as the agent answers when asked (SetConversations:
+//     `opencode export`), each turn known by its prompt's ID, redacted and
+//     stored as a transcript is. The agent is asked before the checkpoints
+//     lock is taken, within a bound; an agent that cannot answer leaves the
+//     transcript unavailable, with the reason.
 //   - Everything it writes is plain git: the refs, their trees and the
 //     notes read back with the git CLI, and git fsck --strict is clean.
 //   - Every turn record and transcript byte is stored once (a turn

@@ -31,6 +31,9 @@ type batch struct {
 	// st stages redacted transcript slices (see writeTranscript); only
 	// batches that write checkpoints set it.
 	st *state.Store
+	// conversations are the agents' answers for the sessions whose
+	// conversation is not a transcript file (exportConversations).
+	conversations map[string]exported
 }
 
 func (r *Repo) newBatch() *batch {

@@ -52,6 +52,10 @@ type Repo struct {
 	// Fetch (tests isolate them from the machine's configuration).
 	env []string
 
+	// conversations asks an agent that keeps no transcript file for a
+	// session's messages (SetConversations); nil: not asked.
+	conversations ConversationReader
+
 	// hook, when set by tests, is called at named points of a write
 	// ("before-ref" and "after-ref" with the ref name) so a test can race a
 	// real git command or kill the process at that exact point, and at each

@@ -102,17 +102,54 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 		return unavailable(fmt.Sprintf("transcript has %d bytes, fewer than the recorded offset %d", size, t.From))
 	}
 	src := &countingReader{r: io.NewSectionReader(f, t.From, t.To-t.From)}
+	entries, err := b.storeSlice(path, src, t.To-t.From, t)
+	// The file may have shrunk since Stat: record the range actually read.
+	t.To = t.From + src.n
+	return entries, err
+}
+
+// writeConversation stores the messages of a checkpoint's turns as the
+// agent gave them (an agent that keeps its sessions in a database,
+// state.Session.AgentDB), as writeTranscript stores a transcript slice:
+// redacted whole, then cut into chunks of whole lines. A conversation that
+// could not be read is recorded as unavailable, with the reason.
+func (b *batch) writeConversation(c conversationSlice, t *Transcript) ([]object.TreeEntry, error) {
+	*t = Transcript{Path: c.source, To: int64(len(c.data))}
+	switch {
+	case c.err != nil:
+		t.To, t.Unavailable, t.Reason = 0, true, c.err.Error()
+		return nil, nil
+	case len(c.data) == 0:
+		t.Unavailable, t.Reason = true, "the agent has no messages for these turns"
+		return nil, nil
+	}
+	return b.storeSlice(c.source, bytes.NewReader(c.data), int64(len(c.data)), t)
+}
+
+// conversationSlice is what an agent said in a checkpoint's turns, read
+// by asking it (see Repo.SetConversations), or why it could not be read.
+type conversationSlice struct {
+	source string // the command that read it, e.g. "opencode export ses_…"
+	data   []byte // JSON lines
+	err    error
+}
+
+// storeSlice redacts size bytes of src and stores them as the chunks of
+// t, which it completes (files, bytes, sha256, redactions); name says
+// where they came from, for errors.
+func (b *batch) storeSlice(name string, src io.Reader, size int64, t *Transcript) ([]object.TreeEntry, error) {
 	var staged io.ReaderAt // the redacted slice
 	var counts redact.Counts
 	var n int64
-	if t.To-t.From <= b.r.inMemory {
+	var err error
+	if size <= b.r.inMemory {
 		var buf bytes.Buffer
 		counts, n, err = b.r.copyRedacted(&buf, src)
 		staged = bytes.NewReader(buf.Bytes())
 	} else {
 		tmp, terr := b.st.StagingFile(tempPrefix)
 		if terr != nil {
-			return nil, fmt.Errorf("transcript %s: %w", path, terr)
+			return nil, fmt.Errorf("transcript %s: %w", name, terr)
 		}
 		defer func() {
 			tmp.Close()
@@ -122,13 +159,11 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 		staged = tmp
 	}
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: redact: %w", path, err)
+		return nil, fmt.Errorf("transcript %s: redact: %w", name, err)
 	}
-	// The file may have shrunk since Stat: record the range actually read.
-	t.To = t.From + src.n
 	cuts, err := chunkCuts(staged, 0, n, b.r.chunk)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		return nil, fmt.Errorf("transcript %s: %w", name, err)
 	}
 	sum := sha256.New()
 	var entries []object.TreeEntry
@@ -136,7 +171,7 @@ func (b *batch) writeTranscript(path string, loc transcriptLoc, sp span, t *Tran
 	for i, cut := range cuts {
 		h, err := b.writeStream(plumbing.BlobObject, cut-pos, io.TeeReader(io.NewSectionReader(staged, pos, cut-pos), sum))
 		if err != nil {
-			return nil, fmt.Errorf("transcript %s: %w", path, err)
+			return nil, fmt.Errorf("transcript %s: %w", name, err)
 		}
 		entries = append(entries, blobEntry(chunkName(i), h))
 		t.Files = append(t.Files, chunkName(i))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/checkpoint"
+	"github.com/tetherdev/tether/conversation"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
@@ -166,11 +167,22 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	return rep, nil
 }
 
+// openCheckpoints opens the repository's checkpoints, asking the agents
+// that keep no transcript file for their sessions' conversations.
+func openCheckpoints(repo gitdir.Repo) (*checkpoint.Repo, error) {
+	cp, err := checkpoint.Open(repo.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	cp.SetConversations(conversation.Export)
+	return cp, nil
+}
+
 // write condenses the sessions toCondense and links the checkpoints of
 // the sessions pendingLinks (and of those just condensed) to head, when
 // set.
 func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, head string, pendingLinks []string) error {
-	cp, err := checkpoint.Open(repo.CommonDir)
+	cp, err := openCheckpoints(repo)
 	if err != nil {
 		return fmt.Errorf("open repository: %w", err)
 	}

@@ -143,8 +143,26 @@ func (a *app) terminal() terminal {
 	return t
 }
 
-// shortIDs abbreviates the IDs of a listing: 8 characters, or as many
-// more as it takes to tell each from the others.
+// abbrev abbreviates one session's ID as resolveSession will read it back:
+// 8 characters, or as many more as it takes to tell it from every other
+// session, live or ended (OpenCode's IDs share long prefixes). It is for
+// the commands tether-sweep suggests, which must name that one session.
+func (w *workspace) abbrev(id string) string {
+	ids := []string{id}
+	for _, list := range []func() ([]*state.Session, []state.Warning, error){w.store.List, w.store.ListEnded} {
+		ss, _, err := list()
+		if err != nil {
+			return id // unsure: the whole ID is always right
+		}
+		for _, s := range ss {
+			ids = append(ids, s.ID)
+		}
+	}
+	return shortIDs(ids)[id]
+}
+
+// shortIDs abbreviates the IDs of a listing as git abbreviates hashes: 8
+// characters, or as many more as it takes to tell each from the others.
 func shortIDs(ids []string) map[string]string {
 	sorted := slices.Sorted(slices.Values(ids))
 	sorted = slices.Compact(sorted)

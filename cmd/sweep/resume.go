@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherdev/tether/agent"
+	"github.com/tetherdev/tether/conversation"
 	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/proclive"
@@ -63,12 +65,12 @@ func (a *app) resume(args []string, printOnly, fresh bool) error {
 		return err
 	}
 	if s.Phase != state.PhaseEnded && state.OwnerVerdict(s).Liveness == proclive.Alive {
-		return fmt.Errorf("session %s is still running (%s)", shortID(id), state.OwnerVerdict(s).Reason)
+		return fmt.Errorf("session %s is still running (%s)", w.abbrev(id), state.OwnerVerdict(s).Reason)
 	}
 
 	var argv []string
 	if fresh {
-		prompt, err := interruptedPrompt(w.store, s)
+		prompt, err := interruptedPrompt(w, s)
 		if err != nil {
 			return err
 		}
@@ -83,7 +85,7 @@ func (a *app) resume(args []string, printOnly, fresh bool) error {
 					return err
 				}
 			}
-			return fmt.Errorf("session %s can't be resumed: %s; start afresh with: tether-sweep resume --fresh %s", shortID(id), reason, shortID(id))
+			return fmt.Errorf("session %s can't be resumed: %s; start afresh with: tether-sweep resume --fresh %s", w.abbrev(id), reason, w.abbrev(id))
 		}
 		var ok bool
 		if argv, ok = agent.ResumeCommand(s.Agent, s.ID); !ok {
@@ -99,6 +101,9 @@ func (a *app) resume(args []string, printOnly, fresh bool) error {
 	return a.runAgent(w, s, argv, !fresh)
 }
 
+// agentAskTimeout bounds asking an agent whether it still has a session.
+const agentAskTimeout = 30 * time.Second
+
 // resumeBlocked says why the agent's own resume can't work, or "".
 func resumeBlocked(s *state.Session) string {
 	if !s.Resumable {
@@ -106,6 +111,15 @@ func resumeBlocked(s *state.Session) string {
 			return s.ResumableReason
 		}
 		return "the agent's session is not resumable"
+	}
+	if s.AgentDB {
+		// The agent keeps the session in its database: ask it.
+		ctx, cancel := context.WithTimeout(context.Background(), agentAskTimeout)
+		defer cancel()
+		if _, err := conversation.Export(ctx, s.Agent, s.ID, s.Worktree); errors.Is(err, conversation.ErrGone) {
+			return "the agent no longer has this session"
+		}
+		return ""
 	}
 	if s.TranscriptPath == "" {
 		return "no transcript was recorded"
@@ -133,8 +147,8 @@ func markNotResumable(st *state.Store, id, reason string) error {
 }
 
 // interruptedPrompt is the full prompt of the session's last turn.
-func interruptedPrompt(st *state.Store, s *state.Session) (string, error) {
-	recs, _, err := st.ReadTurns(s.ID, 0)
+func interruptedPrompt(w *workspace, s *state.Session) (string, error) {
+	recs, _, err := w.store.ReadTurns(s.ID, 0)
 	if err != nil {
 		return "", fmt.Errorf("read turns of %s: %w", s.ID, err)
 	}
@@ -146,7 +160,7 @@ func interruptedPrompt(st *state.Store, s *state.Session) (string, error) {
 	if s.LastPrompt != "" {
 		return s.LastPrompt, nil
 	}
-	return "", fmt.Errorf("session %s has no prompt to start from", shortID(s.ID))
+	return "", fmt.Errorf("session %s has no prompt to start from", w.abbrev(s.ID))
 }
 
 // runAgent runs the agent in the session's worktree, attached to our
@@ -170,7 +184,7 @@ func (a *app) runAgent(w *workspace, s *state.Session, argv []string, resuming b
 			if merr := markNotResumable(w.store, s.ID, reason); merr != nil {
 				return merr
 			}
-			return fmt.Errorf("%s no longer has session %s (%s); start afresh with: tether-sweep resume --fresh %s", s.Agent, shortID(s.ID), reason, shortID(s.ID))
+			return fmt.Errorf("%s no longer has session %s (%s); start afresh with: tether-sweep resume --fresh %s", s.Agent, w.abbrev(s.ID), reason, w.abbrev(s.ID))
 		}
 	}
 	var exit *exec.ExitError
@@ -201,13 +215,18 @@ func (a *app) listResumable(w *workspace) error {
 		fmt.Fprintln(a.stdout, "no interrupted sessions to resume")
 		return nil
 	}
+	ids := make([]string, len(rows))
+	for i, s := range rows {
+		ids[i] = s.ID
+	}
+	short := shortIDs(ids)
 	now := time.Now()
 	for _, s := range rows {
 		why := s.EndReason
 		if s.GitHub != nil && s.GitHub.Note != "" {
 			why += ": " + s.GitHub.Note
 		}
-		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", shortID(s.ID), s.Agent, age(now.Sub(s.EndedAt)), why, table.Cut(table.Clean(s.LastPrompt), 60))
+		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", short[s.ID], s.Agent, age(now.Sub(s.EndedAt)), why, table.Cut(table.Clean(s.LastPrompt), 60))
 	}
 	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")
 	return nil

@@ -138,20 +138,29 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 		verb = "would finalize"
 	}
 	notes := map[string]string{} // what GitHub said, by session
+	var ids []string             // the sessions the report names
 	for _, g := range rep.GitHub {
 		notes[g.ID] = g.Note
+		ids = append(ids, g.ID)
 	}
+	for _, t := range rep.Finalized {
+		ids = append(ids, t.ID)
+	}
+	for _, c := range rep.Checkpoints {
+		ids = append(ids, c.Session)
+	}
+	short := shortIDs(ids)
 	for _, t := range rep.Finalized {
 		reason := t.Reason
 		if n := notes[t.ID]; n != "" {
 			reason += " (" + n + ")"
 			delete(notes, t.ID)
 		}
-		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, shortID(t.ID), t.Agent, reason, t.Owner)
+		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, short[t.ID], t.Agent, reason, t.Owner)
 	}
 	for _, g := range rep.GitHub {
 		if n := notes[g.ID]; n != "" {
-			fmt.Fprintf(a.stdout, "github %s: %s\n", shortID(g.ID), n)
+			fmt.Fprintf(a.stdout, "github %s: %s\n", short[g.ID], n)
 		}
 	}
 	for _, c := range rep.Checkpoints {
@@ -162,7 +171,7 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 		if c.Skipped {
 			note = " (already stored)"
 		}
-		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %s%s\n", c.Checkpoint, shortID(c.Session), count(c.Turns, "turn", "turns"), note)
+		fmt.Fprintf(a.stdout, "checkpoint %s: session %s, %s%s\n", c.Checkpoint, short[c.Session], count(c.Turns, "turn", "turns"), note)
 	}
 	if len(rep.Linked) > 0 {
 		fmt.Fprintf(a.stdout, "linked %s to %s\n", count(len(rep.Linked), "checkpoint", "checkpoints"), shortID(rep.Head))

@@ -115,16 +115,21 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 		return writeJSON(a.stdout, out)
 	}
 	term := a.terminal()
-	printFinalized(a.stdout, out)
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	short := shortIDs(ids) // as the table shows them
+	printFinalized(a.stdout, out, short)
 	if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, a.noSessions(w.store, all))
 	} else {
-		if err := statusTable(rows, time.Now()).Render(a.stdout, term.width, term.color); err != nil {
+		if err := statusTable(rows, short, time.Now()).Render(a.stdout, term.width, term.color); err != nil {
 			return err
 		}
 		for _, r := range rows {
 			if r.Liveness == "unknown" && r.Phase != string(state.PhaseEnded) {
-				fmt.Fprintf(a.stdout, "  %s: liveness unknown: %s\n", shortID(r.ID), r.LivenessReason)
+				fmt.Fprintf(a.stdout, "  %s: liveness unknown: %s\n", short[r.ID], r.LivenessReason)
 			}
 		}
 	}
@@ -179,11 +184,11 @@ func (a *app) noSessions(st *state.Store, all bool) string {
 	return "no sessions: they appear here when an agent whose hooks tether installed starts work in this repository"
 }
 
-func printFinalized(w io.Writer, out statusJSON) {
+func printFinalized(w io.Writer, out statusJSON, short map[string]string) {
 	for _, id := range out.Finalized {
 		for _, r := range out.Sessions {
 			if r.ID == id {
-				fmt.Fprintf(w, "finalized %s (%s): %s\n", shortID(id), r.Agent, endOf(r))
+				fmt.Fprintf(w, "finalized %s (%s): %s\n", short[id], r.Agent, endOf(r))
 			}
 		}
 	}
@@ -235,14 +240,10 @@ var statusColumns = []table.Column{
 	{Header: "LAST PROMPT", Min: 24},
 }
 
-// statusTable lays the rows out as status prints them.
-func statusTable(rows []sweep.Row, now time.Time) table.Table {
+// statusTable lays the rows out as status prints them, each ID as short
+// abbreviates it.
+func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table.Table {
 	t := table.Table{Columns: statusColumns}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	short := shortIDs(ids)
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []table.Cell{
 			{Text: short[r.ID]},

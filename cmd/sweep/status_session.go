@@ -71,7 +71,7 @@ func (a *app) statusOf(arg string, sf sweepFlags, noSweep, asJSON bool) error {
 	if asJSON {
 		return writeJSON(a.stdout, out)
 	}
-	printSession(a.stdout, out, time.Now())
+	printSession(a.stdout, out, w.abbrev(id), time.Now())
 	return nil
 }
 
@@ -107,7 +107,9 @@ func turnsOf(recs []state.TurnRecord, s *state.Session, l proclive.Liveness) []t
 	return turns
 }
 
-func printSession(w io.Writer, out sessionJSON, now time.Time) {
+// printSession prints a session; short is its ID as the commands it
+// suggests name it.
+func printSession(w io.Writer, out sessionJSON, short string, now time.Time) {
 	r := out.Session
 	when := func(t time.Time) string {
 		return t.Local().Format("2006-01-02 15:04:05") + " (" + ago(now.Sub(t)) + ")"
@@ -149,9 +151,9 @@ func printSession(w io.Writer, out sessionJSON, now time.Time) {
 	}
 	if r.Phase == string(state.PhaseEnded) {
 		if r.Resumable {
-			field("resume", "tether-sweep resume "+shortID(r.ID))
+			field("resume", "tether-sweep resume "+short)
 		} else {
-			field("resume", "not resumable; tether-sweep resume --fresh "+shortID(r.ID)+" starts afresh")
+			field("resume", "not resumable; tether-sweep resume --fresh "+short+" starts afresh")
 		}
 	}
 	field("last error", table.Clean(r.LastError))

@@ -15,4 +15,13 @@ func TestShortIDs(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("shortIDs = %v, want %v", got, want)
 	}
+	// OpenCode's IDs: the first 8 characters name them all.
+	got = shortIDs([]string{"ses_df50042b5ffebAAwYw49VT3IXP", "ses_df503d26cffejYoal2hatp7eNO", "ses_df504aea5ffeMZ5XHtjEMBLEN3", "ses_df6079748ffemAqXkUt1Mtb5uQ"})
+	want = map[string]string{
+		"ses_df50042b5ffebAAwYw49VT3IXP": "ses_df500", "ses_df503d26cffejYoal2hatp7eNO": "ses_df503",
+		"ses_df504aea5ffeMZ5XHtjEMBLEN3": "ses_df504", "ses_df6079748ffemAqXkUt1Mtb5uQ": "ses_df60",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("shortIDs of OpenCode's = %v, want %v", got, want)
+	}
 }
