@@ -182,8 +182,7 @@ func TestCopilotFolderTrust(t *testing.T) {
 	}
 }
 
-// copilot -p: a plain turn, a write turn and its commit, a resume, a
-// model error.
+// copilot -p: a plain turn, a write turn and its commit, a resume.
 func TestCopilotPrintTurns(t *testing.T) {
 	t.Parallel()
 	r, mock := copilotRepo(t, true)
@@ -238,29 +237,24 @@ func TestCopilotPrintTurns(t *testing.T) {
 		t.Errorf("after resuming: %+v", s)
 	}
 
-	// A model error: the turn fails with the API's message, and Copilot
-	// ends its session.
-	p := copilotPrint(r, "break [[fail]]")
-	p.wait(2 * time.Minute) // exits non-zero: the failure is the point
-	fid := copilotResultIDOrSession(t, r, p, "break [[fail]]")
-	s = copilotSession(t, r.sessions(false), fid)
-	if !strings.Contains(s.LastError, "mock failure (MOCK_FAIL)") || s.Phase != "ended" || s.Interrupted {
-		t.Errorf("after a model error: %+v\n%s", s, p.output())
-	}
 	r.checkClean()
 }
 
-// copilotResultIDOrSession is the id of the session whose last prompt is
-// prompt: a failed -p run prints no result line.
-func copilotResultIDOrSession(t *testing.T, r *repo, p *proc, prompt string) string {
-	t.Helper()
-	for _, s := range r.sessions(false) {
-		if s.LastPrompt == prompt {
-			return s.ID
-		}
+// A model error in -p: the turn fails with the API's message in
+// last_error, and Copilot ends its session; nothing crashed, nothing was
+// interrupted.
+func TestCopilotPrintModelError(t *testing.T) {
+	t.Parallel()
+	r, _ := copilotRepo(t, true)
+	p := copilotPrint(r, "break [[fail]]")
+	if err := p.wait(2 * time.Minute); err == nil {
+		t.Errorf("copilot -p exited 0 after a model error:\n%s", p.output())
 	}
-	t.Fatalf("no session of prompt %q; copilot said:\n%s", prompt, p.output())
-	return ""
+	s := copilotSession(t, r.sessions(false), copilotResultID(t, p.output()))
+	if !strings.Contains(s.LastError, "mock failure (MOCK_FAIL)") || s.Phase != "ended" || s.EndReason != "session-end" || s.Interrupted {
+		t.Errorf("after a model error: %+v", s)
+	}
+	r.checkClean()
 }
 
 // kill -9 in the first turn: interrupted at the next sweep, its
