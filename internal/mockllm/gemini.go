@@ -82,7 +82,7 @@ func gemini(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	startStream(w)
 	if m.Kind == Hold {
-		event(w, "", geminiResponse(model, map[string]any{"text": "working..."}, false))
+		event(w, "", geminiResponse(model, map[string]any{"text": HoldText}, false))
 		s.hold(r)
 		return
 	}

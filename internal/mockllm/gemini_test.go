@@ -1,32 +1,21 @@
 package mockllm
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // geminiPost sends a request to a model method the way Gemini CLI does.
 func geminiPost(t *testing.T, ctx context.Context, s *Server, method, body string) *http.Response {
 	t.Helper()
-	url := s.URL + "/v1beta/models/gemini-mock:" + method
+	path := "/v1beta/models/gemini-mock:" + method
 	if method == "streamGenerateContent" {
-		url += "?alt=sse"
+		path += "?alt=sse"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	return postTo(t, ctx, s, path, body)
 }
 
 // geminiTurn is a request whose last user message is Gemini CLI's session
@@ -163,16 +152,9 @@ func TestGeminiHold(t *testing.T) {
 	defer cancel()
 	resp := geminiPost(t, ctx, s, "streamGenerateContent", geminiTurn("[[hold]]"))
 	defer resp.Body.Close()
-	select {
-	case <-s.Held():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream was never held")
+	// The first chunk, before the hold, says HoldText.
+	checkHeld(t, s, resp, cancel, "data: ", HoldText)
+	if reqs := s.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].Path, ":streamGenerateContent") {
+		t.Errorf("requests %+v", reqs)
 	}
-	// The first chunk arrived before the hold, without a finish reason.
-	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "data: ") || strings.Contains(line, "finishReason") {
-		t.Fatalf("first line %q, %v", line, err)
-	}
-	heldUntilGone(t, br, cancel)
 }
