@@ -331,14 +331,12 @@ func geminiReady(tm *tmuxSession) {
 	})
 }
 
-// geminiSend types a prompt into the TUI once it is ready, waits to see
-// it in the input box, and submits it.
+// geminiSend types a prompt into the TUI once it is ready, and submits
+// it.
 func geminiSend(tm *tmuxSession, prompt string) {
 	tm.t.Helper()
 	geminiReady(tm)
-	tm.text(prompt)
-	tm.waitText("> "+prompt, geminiWait)
-	tm.keys("Enter")
+	tm.prompt(prompt)
 }
 
 // geminiPaneQuiet fails the test if tether-hook said anything on the
