@@ -430,3 +430,24 @@ func TestGeminiTUIKill9ThenResume(t *testing.T) {
 	}
 	r.checkClean()
 }
+
+// A model error (HTTP 400) in -p: gemini exits 1 and fires SessionEnd
+// (exit), never AfterAgent, and writes no error into its transcript. All
+// tether can know is that the turn never finished: the session ends
+// interrupted, resumable, not as a clean end.
+func TestGeminiPrintModelError(t *testing.T) {
+	t.Parallel()
+	r, mock := newGeminiRepo(t, true)
+
+	p := r.start("gemini", "-p", "boom [[fail]]", "--approval-mode", "yolo")
+	err := p.wait(geminiWait)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !mock.Saw("boom [[fail]]") {
+		t.Fatalf("gemini -p on a model error: %v, want exit status 1 after the model saw the prompt\n%s", err, p.output())
+	}
+	s := geminiOnly(r, false)
+	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || s.EndNote != "gemini: exit" || !s.Resumable {
+		t.Fatalf("after a model error: %+v, want ended interrupted by gemini's SessionEnd (exit), resumable", s)
+	}
+	r.checkClean()
+}
