@@ -146,6 +146,15 @@ func runCopilot(t *testing.T, r *repo, prompt string, extra ...string) string {
 	return copilotResultID(t, p.output())
 }
 
+// copilotHeld starts copilot -p with a prompt that holds its turn, and
+// returns once the mock holds the stream and the turn is recorded.
+func copilotHeld(t *testing.T, r *repo, mock *mockllm.Server, prompt string) (*proc, sweep.Row) {
+	t.Helper()
+	p := copilotPrint(r, prompt)
+	waitHeld(t, mock)
+	return p, r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
+}
+
 // copilotAgent is the Copilot CLI process below root: the native binary
 // the npm loader starts, whose main thread names it.
 func copilotAgent(t *testing.T, root int) int {
@@ -263,13 +272,7 @@ func TestCopilotPrintModelError(t *testing.T) {
 func TestCopilotPrintKill(t *testing.T) {
 	t.Parallel()
 	r, mock := copilotRepo(t, true)
-	p := copilotPrint(r, "take your time [[hold]]")
-	select {
-	case <-mock.Held():
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the turn never reached the model:\n%s", p.output())
-	}
-	s := r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
+	p, s := copilotHeld(t, r, mock, "take your time [[hold]]")
 	agentPID := copilotAgent(t, p.Cmd.Process.Pid)
 	if s.Owner == nil || s.Owner.PID != agentPID || s.Liveness != "alive" {
 		t.Fatalf("owner %+v (%s), want the copilot process %d", s.Owner, s.Liveness, agentPID)
@@ -306,13 +309,7 @@ func TestCopilotPrintKill(t *testing.T) {
 func TestCopilotPrintSIGINT(t *testing.T) {
 	t.Parallel()
 	r, mock := copilotRepo(t, true)
-	p := copilotPrint(r, "stop me [[hold]]")
-	select {
-	case <-mock.Held():
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the turn never reached the model:\n%s", p.output())
-	}
-	s := r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
+	p, s := copilotHeld(t, r, mock, "stop me [[hold]]")
 	signal(t, copilotAgent(t, p.Cmd.Process.Pid), syscall.SIGINT)
 	p.wait(time.Minute)
 	s = r.waitSession("the session ended", 30*time.Second, func(row sweep.Row) bool { return row.ID == s.ID && row.Phase == "ended" })
@@ -346,11 +343,7 @@ func TestCopilotTUI(t *testing.T) {
 	tm.text("wait for me [[hold]]")
 	tm.keys("Enter")
 	r.waitSession("the held turn recorded", time.Minute, func(row sweep.Row) bool { return row.ID == s.ID && row.Phase == "active" })
-	select {
-	case <-mock.Held():
-	case <-time.After(time.Minute):
-		t.Fatal("the turn never reached the model")
-	}
+	waitHeld(t, mock)
 	tm.keys("C-c")
 	tm.waitText("Operation cancelled by user", 30*time.Second)
 	// No hook fires on a cancel: status's sweep reads it from events.jsonl.
@@ -380,11 +373,7 @@ func TestCopilotTUIKill(t *testing.T) {
 	tm.waitText("/ commands", 2*time.Minute)
 	tm.text("take your time [[hold]]")
 	tm.keys("Enter")
-	select {
-	case <-mock.Held():
-	case <-time.After(time.Minute):
-		t.Fatal("the turn never reached the model")
-	}
+	waitHeld(t, mock)
 	s := r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
 	agentPID := copilotAgent(t, tm.pid())
 	signal(t, agentPID, syscall.SIGKILL)

@@ -120,26 +120,19 @@ func nextLine(s string, i int) int {
 // and the source text can be sliced where the plain text was parsed.
 func plainJSON(s string) string {
 	b := []byte(s)
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
+	unterminated := false
+	outsideStrings(b, func(i int) int {
 		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+		case b[i] != '/' || i+1 >= len(b):
+		case b[i+1] == '/':
 			for ; i < len(b) && b[i] != '\n'; i++ {
 				b[i] = ' '
 			}
-		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+		case b[i+1] == '*':
 			end := strings.Index(s[i+2:], "*/")
 			if end < 0 {
-				return s // unterminated: left for json.Valid to refuse
+				unterminated = true
+				return len(b)
 			}
 			for j := i; j < i+2+end+2; j++ {
 				if b[j] != '\n' && b[j] != '\r' {
@@ -148,13 +141,39 @@ func plainJSON(s string) string {
 			}
 			i += 2 + end + 1
 		}
+		return i
+	})
+	if unterminated {
+		return s // left for json.Valid to refuse
 	}
 	// Trailing commas: a comma after a value whose next token closes its
 	// container.
-	inString = false
+	outsideStrings(b, func(i int) int {
+		if b[i] != ',' {
+			return i
+		}
+		j := i + 1
+		for j < len(b) && strings.IndexByte(" \t\r\n", b[j]) >= 0 {
+			j++
+		}
+		k := i - 1
+		for k >= 0 && strings.IndexByte(" \t\r\n", b[k]) >= 0 {
+			k--
+		}
+		if j < len(b) && (b[j] == '}' || b[j] == ']') && k >= 0 && strings.IndexByte("{[,", b[k]) < 0 {
+			b[i] = ' '
+		}
+		return i
+	})
+	return string(b)
+}
+
+// outsideStrings calls at for each byte of b outside JSON string literals;
+// at returns the index of the last byte it consumed.
+func outsideStrings(b []byte, at func(i int) int) {
+	inString := false
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
+		switch c := b[i]; {
 		case inString:
 			if c == '\\' {
 				i++
@@ -163,21 +182,10 @@ func plainJSON(s string) string {
 			}
 		case c == '"':
 			inString = true
-		case c == ',':
-			j := i + 1
-			for j < len(b) && strings.IndexByte(" \t\r\n", b[j]) >= 0 {
-				j++
-			}
-			k := i - 1
-			for k >= 0 && strings.IndexByte(" \t\r\n", b[k]) >= 0 {
-				k--
-			}
-			if j < len(b) && (b[j] == '}' || b[j] == ']') && k >= 0 && strings.IndexByte("{[,", b[k]) < 0 {
-				b[i] = ' '
-			}
+		default:
+			i = at(i)
 		}
 	}
-	return string(b)
 }
 
 // comments are the comments in src, a stretch between two tokens, one
