@@ -287,30 +287,12 @@ func TestGeminiUntrustedFolder(t *testing.T) {
 }
 
 // geminiTUI starts command (gemini's TUI, or something running it) in
-// tmux and waits for its input box. Gemini CLI survives the hang-up of
-// its terminal: its processes are killed when the test ends, after a
-// failing test logged the pane.
+// tmux and waits for its input box.
 func geminiTUI(r *repo, command string) *tmuxSession {
 	r.t.Helper()
 	tm := newTmux(r, command)
-	root := tm.pid()
-	r.t.Cleanup(func() {
-		if r.t.Failed() {
-			r.t.Logf("pane of %s:\n%s", command, tm.capture())
-		}
-		geminiKillTree(root)
-	})
 	geminiReady(tm)
 	return tm
-}
-
-// geminiKillTree kills pid and every process below it.
-func geminiKillTree(pid int) {
-	kids := childrenOf()
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		syscall.Kill(queue[0], syscall.SIGKILL)
-		queue = append(queue, kids[queue[0]]...)
-	}
 }
 
 // geminiReady waits until the TUI shows its empty input box and has
