@@ -219,10 +219,11 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 
 // settled is what settle did to one session.
 type settled struct {
-	tr      Transition
-	ended   bool
-	session *state.Session // as stored, when it was not ended
-	err     error
+	tr        Transition
+	ended     bool
+	cancelled bool           // its cancelled turn's end was recorded
+	session   *state.Session // as stored, when it was not ended
+	err       error
 }
 
 // decision is what the sweep does with one live session.
@@ -269,7 +270,6 @@ func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time
 	for i, id := range ids {
 		at[id] = i
 	}
-	var cancelled []string
 	sessions, errs := st.MutateEach(ids, func(tx *state.Tx) error {
 		s := tx.Session
 		v := state.OwnerVerdict(s)
@@ -281,7 +281,7 @@ func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time
 			if _, err := agent.EndCancelledTurn(tx, now().UTC(), worktreeHead(s.Worktree)); err != nil {
 				return err
 			}
-			cancelled = append(cancelled, s.ID)
+			out[at[s.ID]].cancelled = true
 		}
 		if d.end {
 			if tr, ended := endSession(s, d.ev, now(), v.Reason); ended {
@@ -290,15 +290,15 @@ func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time
 		}
 		return nil
 	})
-	for _, id := range cancelled {
-		st.Logger().Info("turn cancelled (from the transcript)", "session", id)
-	}
 	for i, id := range ids {
 		f := &out[i]
 		f.session = sessions[i]
 		if errs[i] != nil {
 			*f = settled{err: fmt.Errorf("settle session %s: %w", id, errs[i])}
 			continue
+		}
+		if f.cancelled {
+			st.Logger().Info("turn cancelled (from the transcript)", "session", id)
 		}
 		if f.tr.ID == "" {
 			continue
