@@ -190,10 +190,14 @@ func claudeTranscript(t *testing.T, r *repo, id string) string {
 }
 
 // TestClaudePrintSIGINT interrupts claude -p with SIGINT mid-turn. Claude
-// Code then writes the user's cancel into its transcript ("[Request
-// interrupted by user]", as for Esc in the TUI), fires SessionEnd (reason
-// other) and no Stop: the turn was cancelled, then the session ended. That
-// is what tether records: a clean session end, not an interruption.
+// Code writes the user's cancel into its transcript ("[Request interrupted
+// by user]", as for Esc in the TUI) and, at the same time, fires SessionEnd
+// (reason other), and no Stop. The hook reads the transcript at that
+// SessionEnd: when the cancel is already there, the turn was cancelled and
+// the session then ended cleanly; when Claude Code has not written it yet
+// (seen on a loaded machine), the session ended mid-turn: interrupted.
+// Either way the session is ended at once, by the agent's own hook, and
+// what is recorded matches what tether could see.
 func TestClaudePrintSIGINT(t *testing.T) {
 	t.Parallel()
 	mock := mockllm.NewAnthropic(t)
@@ -205,9 +209,12 @@ func TestClaudePrintSIGINT(t *testing.T) {
 		t.Fatal("claude wrote no cancel into its transcript on SIGINT")
 	}
 	got := onlyClaudeSession(t, r.sessions(false))
-	if got.Phase != "ended" || got.EndReason != "session-end" || got.Interrupted || got.Turns != 1 {
+	cancelled := got.EndReason == "session-end" && !got.Interrupted
+	interrupted := got.EndReason == "interrupted" && got.Interrupted
+	if got.Phase != "ended" || got.Turns != 1 || !cancelled && !interrupted || !strings.HasPrefix(got.EndNote, "claude-code: other") {
 		t.Errorf("after SIGINT mid-turn: %+v", got)
 	}
+	t.Logf("SIGINT mid-turn recorded as: %s (interrupted %v)", got.EndReason, got.Interrupted)
 	r.checkClean()
 }
 
@@ -273,7 +280,7 @@ func TestClaudeTUI(t *testing.T) {
 	if got.EndReason != "session-end" || got.Interrupted || got.Turns != 2 {
 		t.Errorf("after /exit: %+v", got)
 	}
-	waitGone(t, pid, 90*time.Second)
+	waitExited(t, pid, 90*time.Second)
 	r.checkClean()
 }
 

@@ -561,6 +561,18 @@ func signal(t *testing.T, pid int, sig syscall.Signal) {
 	}
 }
 
+// waitExited waits until pid has exited: gone, or a zombie. Claude Code's
+// threads can outlive its exit by minutes on a loaded machine, and its
+// parent can reap it only after them; tether rightly sees it alive until
+// then (see proclive), so a test that needs it dead waits with waitGone.
+func waitExited(t *testing.T, pid int, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("process %d to exit", pid), timeout, func() bool {
+		state, _, ok := procStat(pid)
+		return !ok || state == "Z"
+	})
+}
+
 // waitGone waits until pid has exited and was reaped: a zombie whose
 // threads are still exiting is not dead yet to tether either.
 func waitGone(t *testing.T, pid int, timeout time.Duration) {
