@@ -82,7 +82,7 @@ func chat(s *Server, w http.ResponseWriter, r *http.Request, body []byte, dir st
 			return
 		}
 		startStream(w)
-		event(w, "", chatChunk(model, map[string]any{"role": "assistant", "content": ""}, nil))
+		event(w, "", chatChunk(model, map[string]any{"role": "assistant", "content": HoldText}, nil))
 		s.hold(r)
 	case Write:
 		name, args := chatWriteCall(req, dir, m.Path)

@@ -153,7 +153,7 @@ func TestChatHold(t *testing.T) {
 	defer cancel()
 	resp := chatPost(t, ctx, c, map[string]any{"model": "m", "stream": true, "messages": []any{userMsg("wait [[hold]]")}, "tools": tools("bash")})
 	defer resp.Body.Close()
-	checkHeld(t, c, resp, cancel, `data: {"choices":[{"delta":{"content":"","role":"assistant"}`, "")
+	checkHeld(t, c, resp, cancel, `data: {"choices":[{"delta":{"content":"`+HoldText+`","role":"assistant"}`, HoldText)
 }
 
 // A held stream does not keep the test from ending: the cleanup lets it go.
