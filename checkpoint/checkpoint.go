@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/redact"
+	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -69,6 +70,11 @@ type Turn struct {
 	Continued bool `json:"continued,omitempty"`
 	// Redactions counts the secrets replaced in Prompt.
 	Redactions redact.Counts `json:"redactions,omitempty"`
+	// Changes lists the paths the turn added, modified and deleted, from the
+	// captures of the worktree at its start and end (package snapshot);
+	// absent when they are unknown: captures off or failed, or the turn
+	// still running.
+	Changes *snapshot.Changes `json:"changes,omitempty"`
 }
 
 // Transcript describes the transcript slice stored for the checkpoint.

@@ -234,6 +234,9 @@ func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash,
 		c := e.slice(st, id, cp.Turns)
 		j.conversation = &c
 	}
+	if r.changes != nil {
+		r.changes(s, cp.Turns)
+	}
 	if err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp, j); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/tetherdev/tether/redact"
+	"github.com/tetherdev/tether/state"
 )
 
 // DefaultChunkSize is the largest transcript file written into one
@@ -56,6 +57,10 @@ type Repo struct {
 	// session's messages (SetConversations); nil: not asked.
 	conversations ConversationReader
 
+	// changes, when set, fills in what the condensed turns changed
+	// (SetTurnChanges).
+	changes TurnChanges
+
 	// hook, when set by tests, is called at named points of a write
 	// ("before-ref" and "after-ref" with the ref name) so a test can race a
 	// real git command or kill the process at that exact point, and at each
@@ -84,6 +89,15 @@ func Open(commonDir string) (*Repo, error) {
 	red := redact.New()
 	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, inMemory: maxStagedInMemory, red: red, copyRedacted: red.Copy}, nil
 }
+
+// TurnChanges fills in Turn.Changes of the turns of session s about to be
+// condensed. It must be deterministic for turns already condensed once, so
+// that a retry writes the same checkpoint.
+type TurnChanges func(s *state.Session, turns []Turn)
+
+// SetTurnChanges has Condense call f on the turns of every checkpoint it
+// writes.
+func (r *Repo) SetTurnChanges(f TurnChanges) { r.changes = f }
 
 // checkFormat refuses repositories this package would corrupt: objects are
 // written as SHA-1 loose objects and refs as loose ref files. Other

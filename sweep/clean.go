@@ -42,7 +42,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 			c.Kept = "pending turns would be condensed first"
 		case s.HasPending():
 			if cp == nil {
-				if cp, err = openCheckpoints(repo); err != nil {
+				if cp, err = openCheckpoints(repo, st); err != nil {
 					return out, fmt.Errorf("open repository: %w", err)
 				}
 			}

@@ -34,7 +34,7 @@ func End(repo gitdir.Repo, st *state.Store, id, note string, now time.Time) (Tra
 	}
 	st.Logger().Info("transition", "session", id, "agent", tr.Agent, "from", string(tr.From),
 		"to", string(state.PhaseEnded), "reason", tr.Reason, "note", note)
-	cp, err := openCheckpoints(repo)
+	cp, err := openCheckpoints(repo, st)
 	if err != nil {
 		return tr, nil, fmt.Errorf("open repository: %w", err)
 	}

@@ -7,15 +7,61 @@ import (
 	"slices"
 
 	"github.com/tetherdev/tether/checkpoint"
+	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
 )
 
-// linkToHead links the unlinked checkpoints of this worktree's sessions to
-// head, records the link in each session, and clears their markers.
-// Sessions of other worktrees wait for a commit there.
-func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids []string) ([]string, error) {
+// contributed decides whether a checkpoint goes with a commit: its turns
+// changed a path the commit changed, or the commit was made while one of
+// them ran (a turn still running, or one whose start and end enclose the
+// commit's time). A turn interrupted without a recorded end counts as
+// running until the session's end, if known.
+func contributed(c *checkpoint.Checkpoint, commit snapshot.Commit) bool {
+	for _, t := range c.Turns {
+		for _, p := range t.Changes.Paths() {
+			if commit.Paths[p] {
+				return true
+			}
+		}
+		if t.Running {
+			return true
+		}
+		if t.StartedAt.IsZero() || commit.At.Before(t.StartedAt) {
+			continue
+		}
+		end := t.EndedAt
+		if end.IsZero() && t.Interrupted {
+			end = c.EndedAt
+		}
+		if end.IsZero() || !commit.At.After(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkable reports whether a checkpoint not linked to this commit may still
+// be linked to a later one: only by a path its turns changed. One that
+// changed nothing, or whose changes are unknown, and whose turns are over,
+// contributed to no commit and never will.
+func linkable(c *checkpoint.Checkpoint) bool {
+	for _, t := range c.Turns {
+		if t.Running || !t.Changes.Empty() {
+			return true
+		}
+	}
+	return false
+}
+
+// linkToHead links the unlinked checkpoints of this worktree's sessions
+// that contributed to head (contributed), records the link in each
+// session, and clears the marker of a session left with no checkpoint that
+// a later commit could still take. Sessions of other worktrees wait for a
+// commit there.
+func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, commit snapshot.Commit, ids []string) ([]string, error) {
 	var all []string
 	perSession := map[string][]string{}
+	waiting := map[string]bool{} // sessions with a checkpoint a later commit may take
 	for _, id := range ids {
 		s, err := st.Load(id)
 		if errors.Is(err, state.ErrNotFound) {
@@ -31,12 +77,25 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 			continue
 		}
 		for _, c := range s.Checkpoints {
-			if len(c.Linked) == 0 {
+			if len(c.Linked) > 0 {
+				continue
+			}
+			read, err := cp.Read(c.ID)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue // purged by hand: nothing to link
+			}
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s of session %s: %w", c.ID, id, err)
+			}
+			switch {
+			case contributed(read, commit):
 				perSession[id] = append(perSession[id], c.ID)
 				all = append(all, c.ID)
+			case linkable(read):
+				waiting[id] = true
 			}
 		}
-		if len(perSession[id]) == 0 {
+		if len(perSession[id]) == 0 && !waiting[id] {
 			if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
 				return nil, err
 			}
@@ -69,9 +128,11 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, ids
 			failed = append(failed, fmt.Errorf("record link of session %s: %w", id, errs[i]))
 			continue
 		}
-		if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
-			failed = append(failed, err)
-			continue
+		if !waiting[id] {
+			if err := st.ClearMark(state.MarkUnlinked, id); err != nil {
+				failed = append(failed, err)
+				continue
+			}
 		}
 		st.Logger().Info("linked", "session", id, "commit", head, "checkpoints", perSession[id])
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tetherdev/tether/conversation"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -72,7 +73,9 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	// goes on in the background after the commit returned must link to
 	// that commit, not to one made since.
 	var head string
+	var madeAt time.Time // the commit's, to the nanosecond: git keeps whole seconds
 	if opts.PostCommit && !opts.DryRun {
+		madeAt = now()
 		h, _, err := gitdir.Head(repo.GitDir, repo.CommonDir)
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("read HEAD: %v", err))
@@ -153,7 +156,7 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
 	if len(toCondense) > 0 || head != "" && len(pendingLinks) > 0 {
-		if err := write(repo, st, rep, toCondense, head, pendingLinks); err != nil {
+		if err := write(repo, st, rep, toCondense, head, madeAt, pendingLinks); err != nil {
 			return rep, err
 		}
 	}
@@ -168,31 +171,49 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 }
 
 // openCheckpoints opens the repository's checkpoints, asking the agents
-// that keep no transcript file for their sessions' conversations.
-func openCheckpoints(repo gitdir.Repo) (*checkpoint.Repo, error) {
+// that keep no transcript file for their sessions' conversations, and
+// recording what each turn changed (from the captures of package
+// snapshot).
+func openCheckpoints(repo gitdir.Repo, st *state.Store) (*checkpoint.Repo, error) {
 	cp, err := checkpoint.Open(repo.CommonDir)
 	if err != nil {
 		return nil, err
 	}
 	cp.SetConversations(conversation.Export)
+	cp.SetTurnChanges(turnChanges(st, repo.CommonDir))
 	return cp, nil
 }
 
 // write condenses the sessions toCondense and links the checkpoints of
 // the sessions pendingLinks (and of those just condensed) to head, when
 // set.
-func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, head string, pendingLinks []string) error {
-	cp, err := openCheckpoints(repo)
+func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, head string, madeAt time.Time, pendingLinks []string) error {
+	cp, err := openCheckpoints(repo, st)
 	if err != nil {
 		return fmt.Errorf("open repository: %w", err)
 	}
+	var commit snapshot.Commit
+	if head != "" {
+		// What the commit changed decides which checkpoints go with it.
+		r, err := snapshot.OpenReader(repo.CommonDir)
+		if err == nil {
+			commit, err = r.CommitChanges(head)
+		}
+		if err != nil {
+			return fmt.Errorf("read commit %s: %w", head, err)
+		}
+		// Its post-commit hook runs right after it: a closer time than the
+		// committer date, and one a rebase or GIT_COMMITTER_DATE cannot set.
+		commit.At = madeAt
+	}
 	if len(toCondense) > 0 {
-		// At a commit, the checkpoints of this worktree's sessions are
-		// linked to it as they are written.
+		// At a commit, the checkpoints of this worktree's sessions that
+		// contributed to it are linked to it as they are written; the
+		// others wait for a commit that takes one of their paths.
 		var link *checkpoint.Link
 		if head != "" {
-			link = &checkpoint.Link{Commit: head, Wants: func(s *state.Session, _ *checkpoint.Checkpoint) bool {
-				return s.Worktree == repo.WorkTree
+			link = &checkpoint.Link{Commit: head, Wants: func(s *state.Session, c *checkpoint.Checkpoint) bool {
+				return s.Worktree == repo.WorkTree && contributed(c, commit)
 			}}
 		}
 		results, err := condense(st, cp, toCondense, link)
@@ -208,7 +229,7 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 	}
 	if head != "" && len(pendingLinks) > 0 {
 		// Checkpoints condensed earlier, waiting for a commit.
-		linked, err := linkToHead(st, cp, repo.WorkTree, head, pendingLinks)
+		linked, err := linkToHead(st, cp, repo.WorkTree, head, commit, pendingLinks)
 		rep.Linked, rep.Head = append(rep.Linked, linked...), head
 		if err != nil {
 			return fmt.Errorf("link checkpoints to %s: %w", head, err)

@@ -302,6 +302,8 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	var from, to state.Phase
 	var act state.Actions
 	var duplicate, cancelled bool
+	var captureTurn int // the turn whose boundary this event is, if any
+	var captureAt string
 	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
 		s := tx.Session
 		from = s.Phase
@@ -396,6 +398,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			}); err != nil {
 				return err
 			}
+			captureTurn, captureAt = s.Turns, "start"
 		}
 		if act.AppendTurnEnd {
 			if err := tx.AppendTurn(state.TurnRecord{
@@ -404,6 +407,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			}); err != nil {
 				return err
 			}
+			captureTurn, captureAt = s.Turns, "end"
 		}
 		if act.Finalize {
 			s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
@@ -424,6 +428,9 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	case cancelled:
 		st.Logger().Info("turn cancelled (from the transcript)", "session", ev.SessionID, "agent", h.agent)
 		from = state.PhaseIdle
+	}
+	if captureAt != "" && captureTurn > 0 { // a turn end seen without its start has nothing to compare
+		h.startCapture(st, repo, ev.SessionID, captureTurn, captureAt)
 	}
 	if act.Warn != "" {
 		// Info, not Warn: agents do this legitimately (a compaction

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/internal/table"
+	"github.com/tetherdev/tether/snapshot"
 )
 
 func (a *app) showCommand() *cobra.Command {
@@ -152,6 +153,42 @@ func (a *app) revParse(rev string) (string, bool) {
 	return strings.TrimSpace(string(out)), true
 }
 
+// shownPaths bounds the paths listed per turn when several checkpoints are
+// shown; one checkpoint shows them all.
+const shownPaths = 20
+
+// printChanges lists the paths a turn changed, git-status style (A, M, D),
+// or says it changed none. Unknown changes (no captures) print nothing.
+func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
+	if c == nil {
+		return
+	}
+	if c.Empty() {
+		fmt.Fprintln(w, "    changed no files")
+		return
+	}
+	var lines []string
+	for _, group := range []struct {
+		mark  string
+		paths []string
+	}{{"A", c.Added}, {"M", c.Modified}, {"D", c.Deleted}} {
+		for _, p := range group.paths {
+			lines = append(lines, group.mark+" "+table.Clean(p))
+		}
+	}
+	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[2:], b[2:]) })
+	more := 0
+	if !full && len(lines) > shownPaths {
+		lines, more = lines[:shownPaths], len(lines)-shownPaths
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "    … and %d more (tether-sweep show <checkpoint> lists them all)\n", more)
+	}
+}
+
 // printCheckpoint shows a checkpoint's turns; full prompts only when asked
 // for one checkpoint, the first line of each otherwise.
 func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
@@ -184,6 +221,7 @@ func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
 		if prompt != "" {
 			fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(prompt, "\n", "\n    "))
 		}
+		printChanges(w, t.Changes, full)
 	}
 	tr := c.Transcript
 	switch {

@@ -1,6 +1,7 @@
 // Package bgsweep lets tests wait for the background sweeps that
 // tether-hook launches, at a session start (self-heal) or from a commit
-// that did not wait for its post-commit sweep: they are detached, so
+// that did not wait for its post-commit sweep, and for the captures it
+// starts at turn boundaries: they are detached, so
 // nothing else waits for them, and they write to the store of a test's
 // scratch repository until they exit.
 package bgsweep
@@ -16,9 +17,10 @@ import (
 	"time"
 )
 
-// The log messages tether-hook writes, with the sweep's pid, when it
-// launches one and when a post-commit sweep goes on by itself.
-var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background"}
+// The log messages tether-hook writes, with the process's pid, when it
+// launches a sweep, when a post-commit sweep goes on by itself, and when it
+// starts a capture of the worktree (tether-sweep snapshot).
+var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background", "capture started"}
 
 // Wait reads the tether log of the store at storeDir (<common>/tether) and
 // waits, up to timeout in all, until every sweep it started has exited.

@@ -7,7 +7,10 @@
 //	standin --hook 'tether-hook claude-code' --session ID --transcript PATH [--cwd DIR] ACTION...
 //
 // Actions: start[=source], turn=PROMPT (a whole turn), open=PROMPT (a turn
-// that never ends: the agent then waits to be killed), commit=MESSAGE
+// that never ends: the agent then waits to be killed), begin=PROMPT (a turn
+// that goes on with the actions after it), write=PATH[:TEXT] and
+// remove=PATH (tool calls editing the worktree in the turn begun),
+// stop (that turn ends), hang (wait to be killed), commit=MESSAGE
 // (git add -A and commit, as an agent does mid-turn), end[=reason],
 // sleep=DURATION, replay=FILE (fire a recorded Claude Code payload, such as
 // one of ../shared/fixtures/claude-code, with its session, transcript and
@@ -28,12 +31,17 @@ import (
 )
 
 type agent struct {
-	hook       string
-	session    string
-	transcript string
-	cwd        string
-	turn       int
-	quiet      bool
+	// thinking: the turn begun has yet to make its first tool call, which
+	// waits for the capture of the turn's start.
+	thinking     bool
+	startsBefore []string // the start captures recorded before it began
+	prompt       string   // of the turn begun
+	hook         string
+	session      string
+	transcript   string
+	cwd          string
+	turn         int
+	quiet        bool
 }
 
 func main() {
@@ -69,7 +77,8 @@ func (a *agent) do(name, arg string) error {
 			arg = "startup"
 		}
 		return a.fire(map[string]any{"hook_event_name": "SessionStart", "source": arg})
-	case "turn", "open":
+	case "begin":
+		a.thinking, a.startsBefore = true, a.startCaptures()
 		a.turn++
 		a.say("prompt: %q", arg)
 		if err := a.write("user", arg); err != nil {
@@ -78,20 +87,39 @@ func (a *agent) do(name, arg string) error {
 		if err := a.fire(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": arg}); err != nil {
 			return err
 		}
-		if err := a.write("assistant", "working on: "+arg); err != nil {
+		a.prompt = arg
+		return a.write("assistant", "working on: "+arg)
+	case "write", "remove":
+		a.think()
+		path, text, _ := strings.Cut(arg, ":")
+		if err := a.edit(name, path, text); err != nil {
 			return err
 		}
-		if name == "open" {
-			a.say("the turn is running (pid %d); waiting to be killed", os.Getpid())
-			for {
-				time.Sleep(time.Hour)
-			}
-		}
-		if err := a.write("assistant", "done: "+arg); err != nil {
+		// Into the transcript once done, as the agent records a tool's result.
+		return a.write("assistant", name+" "+path)
+	case "stop":
+		a.thinking = false
+		if err := a.write("assistant", "done: "+a.prompt); err != nil {
 			return err
 		}
 		return a.fire(map[string]any{"hook_event_name": "Stop", "stop_hook_active": false})
+	case "hang":
+		a.say("the turn is running (pid %d); waiting to be killed", os.Getpid())
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "turn", "open":
+		// A turn whose agent calls no tool: nothing to wait for.
+		if err := a.do("begin", arg); err != nil {
+			return err
+		}
+		a.thinking = false
+		if name == "open" {
+			return a.do("hang", "")
+		}
+		return a.do("stop", "")
 	case "commit":
+		a.think()
 		f := filepath.Join(a.cwd, fmt.Sprintf("work-%d.txt", a.turn))
 		if err := os.WriteFile(f, []byte(arg+"\n"), 0o644); err != nil {
 			return err
@@ -121,6 +149,58 @@ func (a *agent) do(name, arg string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", name)
+}
+
+// edit is a tool call: write or remove a file of the worktree.
+func (a *agent) edit(tool, path, text string) error {
+	p := filepath.Join(a.cwd, path)
+	if tool == "remove" {
+		return os.Remove(p)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if text == "" {
+		text = "written by the agent in turn " + strconv.Itoa(a.turn)
+	}
+	return os.WriteFile(p, []byte(text+"\n"), 0o644)
+}
+
+// think stands for the model's latency before the first tool call of a
+// turn: a real model takes seconds to its first tool call, longer than
+// tether's capture of the worktree at the turn's start takes to land
+// (scripts/bench measures it), so the stand-in waits for that capture, up
+// to a bound, rather than racing it.
+func (a *agent) think() {
+	if !a.thinking {
+		return
+	}
+	a.thinking = false
+	cmd := exec.Command("git", "config", "--bool", "tether.snapshots")
+	cmd.Dir = a.cwd
+	if out, _ := cmd.Output(); strings.TrimSpace(string(out)) == "false" {
+		return // captures off: nothing to wait for
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if len(a.startCaptures()) > len(a.startsBefore) {
+			return
+		}
+	}
+	a.say("no capture of the turn's start landed")
+}
+
+// startCaptures lists the session's captures of a turn's start.
+func (a *agent) startCaptures() []string {
+	cmd := exec.Command("git", "log", "--format=%s", "refs/tether/snapshots/"+a.session, "--")
+	cmd.Dir = a.cwd
+	out, _ := cmd.Output()
+	var starts []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "tether: turn ") && strings.HasSuffix(line, " start") {
+			starts = append(starts, line)
+		}
+	}
+	return starts
 }
 
 // replay fires a recorded payload. A prompt it submits goes into the

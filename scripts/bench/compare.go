@@ -32,6 +32,9 @@ func one(run func(b *bench) result) func(b *bench) []result {
 
 var comparisons = []comparison{
 	{"hook turn-start vs do-nothing binary", one(benchHook)},
+	{"hook turn-start with capture on vs do-nothing binary", one(benchHookCapture)},
+	{"capture of 10,000 files with 10 changed vs git add -A && git write-tree", benchCapture(10_000)},
+	{"capture of 100,000 files with 10 changed vs git add -A && git write-tree", benchCapture(100_000)},
 	{"commit with nothing pending vs plain commit", one(benchPostCommit)},
 	{"commit with nothing pending, 10,000 ended sessions, vs plain commit", one(benchPostCommitEnded)},
 	{"commit with a live session and nothing to sweep vs do-nothing Go hook", one(benchPostCommitVsGoHook)},
@@ -58,28 +61,13 @@ func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budge
 // floor binary, both through /bin/sh -c as agents run them. Each timed
 // turn start follows an untimed turn end, as in a real session: the
 // session goes from idle to active and the hook logs the transition.
+// Captures are off (git config tether.snapshots false): this is the hook's
+// own cost; benchHookCapture prices starting them.
 func benchHook(b *bench) result {
 	repo := b.newRepo("hook")
-	// Where Claude Code keeps its transcripts, which is where tether reads
-	// them: the hook measures this one at every turn.
-	config := filepath.Join(b.work, "claude")
-	transcript := filepath.Join(config, "projects", "bench", "transcript.jsonl")
-	check(os.MkdirAll(filepath.Dir(transcript), 0o700))
-	check(os.WriteFile(transcript, []byte(`{"type":"user"}`+"\n"), 0o600))
-	check(os.Setenv("CLAUDE_CONFIG_DIR", config))
-	defer os.Unsetenv("CLAUDE_CONFIG_DIR")
-	event := func(name string, extra map[string]any) []byte {
-		p := map[string]any{
-			"session_id": "bench-0001", "transcript_path": transcript, "cwd": repo,
-			"permission_mode": "default", "hook_event_name": name,
-		}
-		maps.Copy(p, extra)
-		b, err := json.Marshal(p)
-		check(err)
-		return b
-	}
-	payload := event("UserPromptSubmit", map[string]any{"prompt": "say hi"})
-	stop := event("Stop", map[string]any{"stop_hook_active": false})
+	git(repo, "config", "tether.snapshots", "false")
+	payload, stop, done := b.hookPayloads(repo)
+	defer done()
 	hook := filepath.Join(b.bin, "tether-hook") + " claude-code"
 	floor := filepath.Join(b.bin, "floor")
 	c, f := interleavePrep(b.rounds,
@@ -101,6 +89,31 @@ func benchHook(b *bench) result {
 		r.Tool = fmt.Sprintf("built-in; hyperfine: %.3f ms vs %.3f ms = %.2fx", ms(hc), ms(hf), float64(hc)/float64(hf))
 	}
 	return r
+}
+
+// hookPayloads sets up a Claude Code session in repo and returns the
+// payloads of its turn start and turn end; done undoes the setup.
+func (b *bench) hookPayloads(repo string) (payload, stop []byte, done func()) {
+	// Where Claude Code keeps its transcripts, which is where tether reads
+	// them: the hook measures this one at every turn.
+	config := filepath.Join(b.work, "claude")
+	transcript := filepath.Join(config, "projects", "bench", "transcript.jsonl")
+	check(os.MkdirAll(filepath.Dir(transcript), 0o700))
+	check(os.WriteFile(transcript, []byte(`{"type":"user"}`+"\n"), 0o600))
+	check(os.Setenv("CLAUDE_CONFIG_DIR", config))
+	event := func(name string, extra map[string]any) []byte {
+		p := map[string]any{
+			"session_id": "bench-0001", "transcript_path": transcript, "cwd": repo,
+			"permission_mode": "default", "hook_event_name": name,
+		}
+		maps.Copy(p, extra)
+		data, err := json.Marshal(p)
+		check(err)
+		return data
+	}
+	payload = event("UserPromptSubmit", map[string]any{"prompt": "say hi"})
+	stop = event("Stop", map[string]any{"stop_hook_active": false})
+	return payload, stop, func() { os.Unsetenv("CLAUDE_CONFIG_DIR") }
 }
 
 // hyperfine times two commands with hyperfine and returns their medians.

@@ -130,31 +130,44 @@ func interleave(rounds int, a, b func()) (time.Duration, time.Duration) {
 // interleavePrep is interleave with prep, when not nil, run untimed before
 // each call of a: the state a candidate starts from.
 func interleavePrep(rounds int, prep, a, b func()) (time.Duration, time.Duration) {
+	return interleaveAround(rounds, prep, nil, a, b)
+}
+
+// interleaveAround is interleavePrep with settle, when not nil, run
+// untimed after each call of a: what a candidate leaves running in the
+// background finishes before anything else is timed.
+func interleaveAround(rounds int, prep, settle, a, b func()) (time.Duration, time.Duration) {
 	if prep == nil {
 		prep = func() {}
+	}
+	if settle == nil {
+		settle = func() {}
 	}
 	for range 5 {
 		prep()
 		a()
+		settle()
 		b()
 	}
 	var ta, tb []time.Duration
 	for i := range rounds {
-		first, second := a, b
-		if i%2 == 1 { // alternate the order too, so neither always runs on a warmer cache
-			first, second = b, a
-		}
 		prep()
-		t0 := time.Now()
-		first()
-		d1 := time.Since(t0)
-		t0 = time.Now()
-		second()
-		d2 := time.Since(t0)
-		if i%2 == 1 {
-			d1, d2 = d2, d1
+		var da, db time.Duration
+		timed := func(f func()) time.Duration {
+			t0 := time.Now()
+			f()
+			return time.Since(t0)
 		}
-		ta, tb = append(ta, d1), append(tb, d2)
+		if i%2 == 1 { // alternate the order too, so neither always runs on a warmer cache
+			db = timed(b)
+			da = timed(a)
+			settle()
+		} else {
+			da = timed(a)
+			settle()
+			db = timed(b)
+		}
+		ta, tb = append(ta, da), append(tb, db)
 	}
 	return median(ta), median(tb)
 }

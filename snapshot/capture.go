@@ -1,0 +1,328 @@
+package snapshot
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/state"
+)
+
+// Boundaries of a turn a capture is recorded for.
+const (
+	Start  = "start"  // the hook, as the turn started
+	End    = "end"    // the hook, as the turn ended
+	Swept  = "swept"  // the sweep, finding the turn interrupted
+	Rewind = "rewind" // rewind, keeping what it was about to overwrite
+)
+
+// RefPrefix is where the captures of every session are kept.
+const RefPrefix = "refs/tether/snapshots/"
+
+// Snapshots captures and records the worktree of one repository.
+type Snapshots struct {
+	repo gitdir.Repo
+	st   *state.Store
+	// env is added to the environment of the git commands (tests isolate
+	// them from the machine's configuration).
+	env []string
+}
+
+// New returns the snapshots of repo's worktree, kept in st.
+func New(repo gitdir.Repo, st *state.Store) *Snapshots {
+	return &Snapshots{repo: repo, st: st}
+}
+
+// WithEnv adds environment variables to the git commands it runs.
+func (s *Snapshots) WithEnv(env ...string) *Snapshots {
+	c := *s
+	c.env = append(append([]string(nil), s.env...), env...)
+	return &c
+}
+
+// Ref is the ref holding a session's captures. A session ID that is not a
+// valid ref name component as it is (git refuses a leading dot, "..",
+// ".lock" at the end) is named by its hash instead.
+func Ref(session string) string {
+	if strings.HasPrefix(session, ".") || strings.HasSuffix(session, ".") ||
+		strings.Contains(session, "..") || strings.HasSuffix(session, ".lock") || session == "" {
+		sum := sha256.Sum256([]byte(session))
+		return RefPrefix + "x-" + hex.EncodeToString(sum[:8])
+	}
+	return RefPrefix + session
+}
+
+// key names the worktree's private index and lock: one per worktree, as
+// every worktree of a clone shares the store.
+func (s *Snapshots) key() string {
+	sum := sha256.Sum256([]byte(s.repo.WorkTree))
+	return "snapshot-" + hex.EncodeToString(sum[:6])
+}
+
+// IndexFile is the private index of the worktree's captures.
+func (s *Snapshots) IndexFile() string {
+	return filepath.Join(s.st.Dir(), "snapshots", s.key()+".index")
+}
+
+// captureWait bounds the wait for another capture of the worktree: one in
+// a big worktree takes a while, and the next simply follows it.
+const captureWait = 30 * time.Second
+
+// Capture writes the worktree's content as a tree, through the private
+// index, and returns its hash. The blobs go into the repository's object
+// store, as `git add` would put them.
+func (s *Snapshots) Capture() (string, error) {
+	if s.repo.WorkTree == "" {
+		return "", errors.New("capture: the repository has no worktree")
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	index := s.IndexFile()
+	seeded, err := s.seed(index)
+	if err != nil {
+		return "", err
+	}
+	tree, err := s.writeTree(index)
+	defer os.Chmod(index, 0o600) // git writes it as the umask says; the store keeps its files private
+	if err != nil && seeded {
+		// A copy of the user's index git cannot use on its own (a split
+		// index, whose shared part lives beside the original): start
+		// from nothing instead, which costs a full hash once.
+		if rerr := os.Remove(index); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return "", fmt.Errorf("capture: %w", rerr)
+		}
+		tree, err = s.writeTree(index)
+	}
+	return tree, err
+}
+
+// lock takes the worktree's capture lock, waiting up to captureWait.
+func (s *Snapshots) lock() (func() error, error) {
+	deadline := time.Now().Add(captureWait)
+	for {
+		unlock, err := s.st.Lock(s.key())
+		if err == nil || time.Now().After(deadline) {
+			if err != nil {
+				return nil, fmt.Errorf("capture: %w", err)
+			}
+			return unlock, nil
+		}
+	}
+}
+
+// seed copies the user's index to the private one when there is none yet,
+// so the first capture reuses what git already knows of the files. It
+// reports whether it did.
+func (s *Snapshots) seed(index string) (bool, error) {
+	if _, err := os.Stat(index); err == nil {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(index), 0o700); err != nil {
+		return false, fmt.Errorf("capture: %w", err)
+	}
+	src, err := os.Open(filepath.Join(s.repo.GitDir, "index"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil // no index yet: a new repository
+	}
+	if err != nil {
+		return false, fmt.Errorf("capture: read the index: %w", err)
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(index), ".seed-")
+	if err != nil {
+		return false, fmt.Errorf("capture: %w", err)
+	}
+	_, err = io.Copy(tmp, src)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), index)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return false, fmt.Errorf("capture: seed the index: %w", err)
+	}
+	return true, nil
+}
+
+// writeTree is `git add -A && git write-tree` on the private index.
+func (s *Snapshots) writeTree(index string) (string, error) {
+	if _, err := s.git(index, nil, "add", "-A"); err != nil {
+		return "", fmt.Errorf("capture: %w", err)
+	}
+	out, err := s.git(index, nil, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("capture: %w", err)
+	}
+	return out, nil
+}
+
+// Entry is one recorded capture.
+type Entry struct {
+	Turn   int       `json:"turn"`
+	At     string    `json:"at"` // Start, End, Swept or Rewind
+	Tree   string    `json:"tree"`
+	Commit string    `json:"commit,omitempty"`
+	Time   time.Time `json:"time,omitzero"`
+	// Restored, for a Rewind, is the tree the rewind put the turn's paths
+	// back to: Tree holds what they were before.
+	Restored string `json:"restored,omitempty"`
+}
+
+// Trailers of the commit message of a recorded capture.
+const (
+	trailerTurn     = "Tether-Turn: "
+	trailerAt       = "Tether-At: "
+	trailerRestored = "Tether-Restored: "
+)
+
+// message is a recorded capture's commit message.
+func message(session string, e Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tether: turn %d %s\n\nTether-Session: %s\n%s%d\n%s%s\n", e.Turn, e.At, session, trailerTurn, e.Turn, trailerAt, e.At)
+	if e.Restored != "" {
+		fmt.Fprintf(&b, "%s%s\n", trailerRestored, e.Restored)
+	}
+	return b.String()
+}
+
+// parseMessage reads an entry's fields back from its commit message; false
+// for a message that is not a capture's.
+func parseMessage(msg string) (Entry, bool) {
+	var e Entry
+	for _, line := range strings.Split(msg, "\n") {
+		switch {
+		case strings.HasPrefix(line, trailerTurn):
+			n, err := strconv.Atoi(strings.TrimPrefix(line, trailerTurn))
+			if err != nil {
+				return Entry{}, false
+			}
+			e.Turn = n
+		case strings.HasPrefix(line, trailerAt):
+			e.At = strings.TrimPrefix(line, trailerAt)
+		case strings.HasPrefix(line, trailerRestored):
+			e.Restored = strings.TrimPrefix(line, trailerRestored)
+		}
+	}
+	return e, e.At != ""
+}
+
+// casAttempts bounds the retries of a ref update lost to another writer.
+const casAttempts = 10
+
+// Record keeps a capture on the session's ref: a commit of e.Tree on top
+// of the ref's tip, the ref moved by compare-and-swap. It returns e with
+// its commit.
+func (s *Snapshots) Record(session string, e Entry) (Entry, error) {
+	ref := Ref(session)
+	for range casAttempts {
+		old, err := s.git("", nil, "rev-parse", "--verify", "--quiet", ref)
+		if err != nil {
+			old = "" // no captures yet
+		}
+		args := []string{"commit-tree", e.Tree}
+		if old != "" {
+			args = append(args, "-p", old)
+		}
+		c, err := s.git("", strings.NewReader(message(session, e)), args...)
+		if err != nil {
+			return e, fmt.Errorf("record capture of %s: %w", session, err)
+		}
+		if _, err := s.git("", nil, "update-ref", "-m", "tether: capture", ref, c, old); err != nil {
+			if cur, _ := s.git("", nil, "rev-parse", "--verify", "--quiet", ref); cur != old {
+				continue // another capture of this session moved it first
+			}
+			return e, fmt.Errorf("record capture of %s: %w", session, err)
+		}
+		e.Commit = c
+		return e, nil
+	}
+	return e, fmt.Errorf("record capture of %s: %s kept moving", session, ref)
+}
+
+// CaptureTurn captures the worktree and records it for a turn boundary.
+func (s *Snapshots) CaptureTurn(session string, turn int, at string) (Entry, error) {
+	tree, err := s.Capture()
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.Record(session, Entry{Turn: turn, At: at, Tree: tree})
+}
+
+// Remove drops a session's captures; their objects go with the next gc.
+func (s *Snapshots) Remove(session string) error {
+	ref := Ref(session)
+	old, err := s.git("", nil, "rev-parse", "--verify", "--quiet", ref)
+	if err != nil {
+		return nil // nothing recorded
+	}
+	if _, err := s.git("", nil, "update-ref", "-d", ref, old); err != nil {
+		return fmt.Errorf("remove captures of %s: %w", session, err)
+	}
+	return nil
+}
+
+// git runs git on the repository with, when index is set, that index;
+// it returns the trimmed output and an error carrying git's own words.
+func (s *Snapshots) git(index string, stdin io.Reader, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = s.repo.WorkTree
+	if cmd.Dir == "" {
+		cmd.Dir = s.repo.CommonDir
+	}
+	env := cleanEnv(os.Environ())
+	env = append(env, "GIT_DIR="+s.repo.GitDir, "GIT_AUTHOR_NAME=tether", "GIT_AUTHOR_EMAIL=tether@localhost",
+		"GIT_COMMITTER_NAME=tether", "GIT_COMMITTER_EMAIL=tether@localhost")
+	if s.repo.WorkTree != "" {
+		env = append(env, "GIT_WORK_TREE="+s.repo.WorkTree)
+	}
+	if index != "" {
+		env = append(env, "GIT_INDEX_FILE="+index)
+	}
+	cmd.Env = append(env, s.env...)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return strings.TrimSpace(stdout.String()), fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// cleanEnv drops what would point git at another repository, index or
+// object store than the one named explicitly: the hook inherits the
+// agent's environment, which may run inside another git command.
+func cleanEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

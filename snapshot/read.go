@@ -1,0 +1,234 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/utils/merkletrie"
+)
+
+// Reader reads recorded captures in-process.
+type Reader struct {
+	st *filesystem.Storage
+}
+
+// OpenReader reads the captures of the repository whose git common dir is
+// commonDir.
+func OpenReader(commonDir string) (*Reader, error) {
+	dir, err := filepath.Abs(commonDir)
+	if err != nil {
+		return nil, fmt.Errorf("open snapshots: %w", err)
+	}
+	return &Reader{st: filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())}, nil
+}
+
+// maxEntries bounds the walk of one session's captures (two per turn).
+const maxEntries = 100_000
+
+// List returns a session's captures, oldest first; none when it has no ref.
+func (r *Reader) List(session string) ([]Entry, error) {
+	ref, err := r.st.Reference(plumbing.ReferenceName(Ref(session)))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("captures of %s: %w", session, err)
+	}
+	var out []Entry
+	h := ref.Hash()
+	for range maxEntries {
+		c, err := object.GetCommit(r.st, h)
+		if err != nil {
+			return nil, fmt.Errorf("captures of %s: commit %s: %w", session, h, err)
+		}
+		if e, ok := parseMessage(c.Message); ok {
+			e.Tree, e.Commit, e.Time = c.TreeHash.String(), c.Hash.String(), c.Committer.When
+			out = append(out, e)
+		}
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// Changes is what a turn did to the worktree: the paths it added, modified
+// and deleted (files, slash-separated, sorted), between the trees Before
+// and After.
+type Changes struct {
+	Before   string   `json:"before"`
+	After    string   `json:"after"`
+	AfterAt  string   `json:"after_at,omitempty"` // which capture After is: End, Start (of the next turn) or Swept
+	Added    []string `json:"added,omitempty"`
+	Modified []string `json:"modified,omitempty"`
+	Deleted  []string `json:"deleted,omitempty"`
+}
+
+// Paths lists every path the changes touch, sorted.
+func (c *Changes) Paths() []string {
+	if c == nil {
+		return nil
+	}
+	all := slices.Concat(c.Added, c.Modified, c.Deleted)
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+// Empty reports whether the turn changed nothing.
+func (c *Changes) Empty() bool { return c == nil || len(c.Added)+len(c.Modified)+len(c.Deleted) == 0 }
+
+// Diff compares two trees. A file that became a symlink, or changed mode,
+// is modified; renames are a deletion and an addition.
+func (r *Reader) Diff(before, after string) (*Changes, error) {
+	c := &Changes{Before: before, After: after}
+	if before == after {
+		return c, nil
+	}
+	a, err := object.GetTree(r.st, plumbing.NewHash(before))
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", before, err)
+	}
+	b, err := object.GetTree(r.st, plumbing.NewHash(after))
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", after, err)
+	}
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s %s: %w", before, after, err)
+	}
+	for _, ch := range changes {
+		action, err := ch.Action()
+		if err != nil {
+			return nil, fmt.Errorf("diff %s %s: %w", before, after, err)
+		}
+		switch action {
+		case merkletrie.Insert:
+			c.Added = append(c.Added, ch.To.Name)
+		case merkletrie.Delete:
+			c.Deleted = append(c.Deleted, ch.From.Name)
+		case merkletrie.Modify:
+			c.Modified = append(c.Modified, ch.To.Name)
+		}
+	}
+	slices.Sort(c.Added)
+	slices.Sort(c.Modified)
+	slices.Sort(c.Deleted)
+	return c, nil
+}
+
+// File is what a tree holds at one path: nothing (Hash zero), or a blob
+// with its mode.
+type File struct {
+	Hash plumbing.Hash
+	Mode filemode.FileMode
+}
+
+// Files looks up paths in a tree.
+func (r *Reader) Files(tree string, paths []string) (map[string]File, error) {
+	t, err := object.GetTree(r.st, plumbing.NewHash(tree))
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", tree, err)
+	}
+	out := make(map[string]File, len(paths))
+	for _, p := range paths {
+		e, err := t.FindEntry(p)
+		switch {
+		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
+			out[p] = File{}
+		case err != nil:
+			return nil, fmt.Errorf("tree %s: %s: %w", tree, p, err)
+		case e.Mode == filemode.Dir || e.Mode == filemode.Submodule:
+			out[p] = File{} // not a file there
+		default:
+			out[p] = File{Hash: e.Hash, Mode: e.Mode}
+		}
+	}
+	return out, nil
+}
+
+// Has reports whether entries hold a capture of turn at a boundary.
+func Has(entries []Entry, turn int, at string) bool {
+	return slices.ContainsFunc(entries, func(e Entry) bool { return e.Turn == turn && e.At == at })
+}
+
+// Pick finds the captures bounding turn among a session's entries: its
+// first Start, and for its end its first End, else the next turn's first
+// Start (the turn was cut short by another), else its first Swept (the
+// sweep's look after the turn was interrupted). ok is false when either is
+// missing.
+func Pick(entries []Entry, turn int) (start, end Entry, ok bool) {
+	find := func(turn int, at string) (Entry, bool) {
+		i := slices.IndexFunc(entries, func(e Entry) bool { return e.Turn == turn && e.At == at })
+		if i < 0 {
+			return Entry{}, false
+		}
+		return entries[i], true
+	}
+	start, ok = find(turn, Start)
+	if !ok {
+		return Entry{}, Entry{}, false
+	}
+	for _, c := range []struct {
+		turn int
+		at   string
+	}{{turn, End}, {turn + 1, Start}, {turn, Swept}} {
+		if e, found := find(c.turn, c.at); found {
+			return start, e, true
+		}
+	}
+	return start, Entry{}, false
+}
+
+// Commit is what a commit did: the paths it changed against its first
+// parent (every path, for a root commit), and when it was committed.
+type Commit struct {
+	Paths map[string]bool
+	At    time.Time
+}
+
+// CommitChanges reads what a commit changed.
+func (r *Reader) CommitChanges(hash string) (Commit, error) {
+	c, err := object.GetCommit(r.st, plumbing.NewHash(hash))
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", hash, err)
+	}
+	out := Commit{Paths: map[string]bool{}, At: c.Committer.When}
+	to, err := c.Tree()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", hash, err)
+	}
+	var from *object.Tree
+	if len(c.ParentHashes) > 0 {
+		p, err := object.GetCommit(r.st, c.ParentHashes[0])
+		if err != nil {
+			return Commit{}, fmt.Errorf("commit %s: parent: %w", hash, err)
+		}
+		if from, err = p.Tree(); err != nil {
+			return Commit{}, fmt.Errorf("commit %s: parent: %w", hash, err)
+		}
+	}
+	changes, err := object.DiffTree(from, to)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", hash, err)
+	}
+	for _, ch := range changes {
+		if ch.From.Name != "" {
+			out.Paths[ch.From.Name] = true
+		}
+		if ch.To.Name != "" {
+			out.Paths[ch.To.Name] = true
+		}
+	}
+	return out, nil
+}
