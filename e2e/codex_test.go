@@ -19,6 +19,11 @@ import (
 
 const codexVersion = "0.169.0"
 
+// codexWait is the deadline of every wait here. A loaded machine is slow:
+// a TUI's first start copies Codex's binaries (about 400 MB) into
+// $CODEX_HOME for its daemon. Nothing waits longer than it must.
+const codexWait = 3 * time.Minute
+
 // codexRepo is a scratch repository with tether installed for Codex
 // (`install --agent codex installArgs...`), which runs offline against
 // mock: a provider of its own in $CODEX_HOME/config.toml, the repository
@@ -79,7 +84,7 @@ func killBelowHome(t *testing.T, home string) {
 func codexDaemon(t *testing.T, home string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "Codex's app-server daemon", 30*time.Second, func() bool {
+	waitFor(t, "Codex's app-server daemon", codexWait, func() bool {
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
@@ -101,8 +106,8 @@ func waitHeld(t *testing.T, mock *mockllm.Server) {
 	t.Helper()
 	select {
 	case <-mock.Held():
-	case <-time.After(2 * time.Minute):
-		t.Fatal("waited 2m for the model's stream to be held")
+	case <-time.After(codexWait):
+		t.Fatalf("waited %s for the model's stream to be held", codexWait)
 	}
 }
 
@@ -115,7 +120,7 @@ func codexExec(r *repo, prompt string, args ...string) *proc {
 // spawns it, or becomes it on a newer node).
 func codexAgent(t *testing.T, p *proc) int {
 	t.Helper()
-	return findProc(t, p.Cmd.Process.Pid, "codex", 30*time.Second)
+	return findProc(t, p.Cmd.Process.Pid, "codex", codexWait)
 }
 
 // sessionByID is the session id among rows.
@@ -146,7 +151,7 @@ func onlyCodexSession(t *testing.T, rows []sweep.Row) sweep.Row {
 func sweepUntilEnded(t *testing.T, r *repo, id string) sweep.Row {
 	t.Helper()
 	var s sweep.Row
-	waitFor(t, "a sweep to end session "+id, time.Minute, func() bool {
+	waitFor(t, "a sweep to end session "+id, codexWait, func() bool {
 		s = sessionByID(t, r.sessions(true), id)
 		return s.Phase == "ended"
 	})
@@ -180,7 +185,7 @@ func TestCodexTrust(t *testing.T) {
 	mock := mockllm.NewResponses(t)
 	r := codexRepo(t, mock)
 
-	if err := codexExec(r, "untrusted hooks").wait(2 * time.Minute); err != nil {
+	if err := codexExec(r, "untrusted hooks").wait(codexWait); err != nil {
 		t.Fatalf("codex exec: %v", err)
 	}
 	if !mock.Saw("untrusted hooks") {
@@ -195,7 +200,7 @@ func TestCodexTrust(t *testing.T) {
 	}
 
 	r.sweep("install", "--agent", "codex", "--trust")
-	if err := codexExec(r, "trusted hooks").wait(2 * time.Minute); err != nil {
+	if err := codexExec(r, "trusted hooks").wait(codexWait); err != nil {
 		t.Fatalf("codex exec: %v", err)
 	}
 	s := onlyCodexSession(t, r.sessions(false))
@@ -216,7 +221,7 @@ func TestCodexExecTurns(t *testing.T) {
 
 	// A plain turn, seen while it runs (its owner) and once it ended.
 	p := codexExec(r, "say hello")
-	if err := p.wait(2 * time.Minute); err != nil {
+	if err := p.wait(codexWait); err != nil {
 		t.Fatalf("codex exec: %v\n%s", err, p.output())
 	}
 	if !strings.Contains(p.output(), mockllm.Reply) || !mock.Saw("say hello") {
@@ -236,7 +241,7 @@ func TestCodexExecTurns(t *testing.T) {
 
 	// A turn that writes a file, then a commit of it.
 	p = codexExec(r, "write it [[write a.txt]]")
-	if err := p.wait(2 * time.Minute); err != nil {
+	if err := p.wait(codexWait); err != nil {
 		t.Fatalf("codex exec: %v\n%s", err, p.output())
 	}
 	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
@@ -260,7 +265,7 @@ func TestCodexExecTurns(t *testing.T) {
 		t.Errorf("resume --print = %q, want %q", got, want)
 	}
 	p = r.start("codex", "exec", "--json", "resume", first, "carry on")
-	if err := p.wait(2 * time.Minute); err != nil {
+	if err := p.wait(codexWait); err != nil {
 		t.Fatalf("codex exec resume: %v\n%s", err, p.output())
 	}
 	rows := r.sessions(false)
@@ -284,7 +289,7 @@ func codexHeldTurn(t *testing.T) (r *repo, p *proc, agent int) {
 	p = codexExec(r, "hold on [[hold]]")
 	waitHeld(t, mock)
 	agent = codexAgent(t, p)
-	s := r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
+	s := r.waitSession("the held turn recorded", codexWait, func(s sweep.Row) bool { return s.Phase == "active" })
 	if s.Owner == nil || s.Owner.PID != agent || s.Owner.Name != "codex" {
 		t.Errorf("owner %+v, want the running codex, pid %d", s.Owner, agent)
 	}
@@ -297,8 +302,8 @@ func TestCodexExecKill9(t *testing.T) {
 	t.Parallel()
 	r, p, agent := codexHeldTurn(t)
 	signal(t, agent, syscall.SIGKILL)
-	p.wait(time.Minute)
-	waitGone(t, agent, time.Minute)
+	p.wait(codexWait)
+	waitGone(t, agent, codexWait)
 	if s := onlyCodexSession(t, r.sessions(false)); s.Phase != "active" {
 		t.Errorf("before the sweep: %+v, want still active (nothing fires on kill -9)", s)
 	}
@@ -315,7 +320,7 @@ func TestCodexExecSIGINT(t *testing.T) {
 	t.Parallel()
 	r, p, agent := codexHeldTurn(t)
 	signal(t, agent, syscall.SIGINT)
-	p.wait(time.Minute)
+	p.wait(codexWait)
 	s := onlyCodexSession(t, r.sessions(true))
 	if s.Phase != "ended" || s.EndReason != "session-end" || s.Interrupted || s.PendingTurns != 0 || len(s.Checkpoints) != 1 {
 		t.Errorf("after SIGINT: %+v, want ended by its SessionEnd, the turn cancelled, not interrupted", s)
@@ -334,8 +339,8 @@ func TestCodexExecSIGINT(t *testing.T) {
 func codexTUI(r *repo, command, ready string) *tmuxSession {
 	r.t.Helper()
 	tui := newTmux(r, command)
-	tui.waitText("mock-model default", time.Minute)
-	tui.waitText(ready, time.Minute)
+	tui.waitText("mock-model default", codexWait)
+	tui.waitText(ready, codexWait)
 	return tui
 }
 
@@ -352,9 +357,9 @@ func TestCodexTUI(t *testing.T) {
 
 	// A turn, owned by the TUI.
 	tui := codexTUI(r, "codex", "? for shortcuts")
-	tuiPID := findProc(t, tui.pid(), "codex", 30*time.Second)
+	tuiPID := findProc(t, tui.pid(), "codex", codexWait)
 	tui.prompt("hello tui")
-	s := r.waitSession("the TUI's turn to end", time.Minute, func(s sweep.Row) bool { return s.Phase == "idle" && s.Turns == 1 })
+	s := r.waitSession("the TUI's turn to end", codexWait, func(s sweep.Row) bool { return s.Phase == "idle" && s.Turns == 1 })
 	if s.Owner == nil || s.Owner.PID != tuiPID {
 		t.Errorf("owner %+v, want the TUI, pid %d (not the app-server daemon)", s.Owner, tuiPID)
 	}
@@ -363,9 +368,9 @@ func TestCodexTUI(t *testing.T) {
 	// Esc mid-turn: Interrupt ends the turn; the session goes on.
 	tui.prompt("hold on [[hold]] esc me")
 	waitHeld(t, mock)
-	r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 2 })
+	r.waitSession("the held turn recorded", codexWait, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 2 })
 	tui.keys("Escape")
-	s = r.waitSession("Esc to end the turn", time.Minute, func(s sweep.Row) bool { return s.Phase == "idle" && s.Turns == 2 })
+	s = r.waitSession("Esc to end the turn", codexWait, func(s sweep.Row) bool { return s.Phase == "idle" && s.Turns == 2 })
 	if s.Interrupted || s.EndReason != "" {
 		t.Errorf("after Esc: %+v, want idle", s)
 	}
@@ -373,7 +378,7 @@ func TestCodexTUI(t *testing.T) {
 	// A clean exit after it: the daemon fires no SessionEnd for /quit; the
 	// sweep sees the TUI gone while idle.
 	tui.prompt("/quit")
-	waitGone(t, tuiPID, time.Minute)
+	waitGone(t, tuiPID, codexWait)
 	s = sweepUntilEnded(t, r, id)
 	if s.EndReason != "owner-exited" || s.Interrupted {
 		t.Errorf("after /quit: %+v, want ended, owner-exited, not interrupted", s)
@@ -382,10 +387,10 @@ func TestCodexTUI(t *testing.T) {
 	// kill -9 of a resumed TUI mid-turn: the daemon runs the turn on, the
 	// owner is gone.
 	tui = codexTUI(r, "codex resume "+id, "hello tui")
-	tuiPID = findProc(t, tui.pid(), "codex", 30*time.Second)
+	tuiPID = findProc(t, tui.pid(), "codex", codexWait)
 	tui.prompt("hold on [[hold]] kill me")
 	waitHeld(t, mock)
-	s = r.waitSession("the resumed TUI's held turn", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 3 })
+	s = r.waitSession("the resumed TUI's held turn", codexWait, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 3 })
 	if s.ID != id || s.Owner == nil || s.Owner.PID != tuiPID {
 		t.Errorf("resumed session %+v, want %s owned by the new TUI, pid %d", s, id, tuiPID)
 	}
@@ -394,7 +399,7 @@ func TestCodexTUI(t *testing.T) {
 		t.Errorf("the app-server daemon, pid %d, owns the session", daemon)
 	}
 	signal(t, tuiPID, syscall.SIGKILL)
-	waitGone(t, tuiPID, time.Minute)
+	waitGone(t, tuiPID, codexWait)
 	if procName(daemon) == "" {
 		t.Fatalf("the app-server daemon, pid %d, died with the TUI", daemon)
 	}
@@ -410,9 +415,9 @@ func TestCodexTUI(t *testing.T) {
 		t.Errorf("resume --print = %q, want %q", cmd, want)
 	}
 	tui = codexTUI(r, cmd, "esc to interrupt")
-	tuiPID = findProc(t, tui.pid(), "codex", 30*time.Second)
+	tuiPID = findProc(t, tui.pid(), "codex", codexWait)
 	tui.prompt("after the kill")
-	s = r.waitSession("the revived session's turn to end", time.Minute, func(s sweep.Row) bool {
+	s = r.waitSession("the revived session's turn to end", codexWait, func(s sweep.Row) bool {
 		return s.ID == id && s.Phase == "idle" && s.Turns == 4
 	})
 	if s.LastPrompt != "after the kill" || s.Owner == nil || s.Owner.PID != tuiPID {
