@@ -39,6 +39,9 @@ func TestOpenCodePlugin(t *testing.T) {
 		})},
 		{file: "error_APIError.json", eventArg: "error", want: failed(resumed("error"), "APIError: mock failure")},
 		{file: "turnEnd_after_error.json", eventArg: "turnEnd", want: tracked(resumed("turnEnd"), state.EventTurnEnd)},
+		// Esc Esc in the TUI: recorded, it ends the turn and is no error.
+		{file: "error_MessageAbortedError_tui.json", eventArg: "error", want: Event{Agent: "opencode", Native: "error",
+			Kind: state.EventTurnEnd, SessionID: "ses_df4c603bbffeVwLuESS7ldMopW", Cwd: devCwd, OwnerPID: 3455}},
 		// A provider error fails the turn.
 		{payload: `{"hook_event_name":"error","session_id":"` + id + `","cwd":"` + devCwd + `","opencode_pid":23111,"error":{"name":"APIError","message":"mock failure (MOCK_FAIL)"}}`,
 			eventArg: "error", want: failed(oc("error"), "APIError: mock failure (MOCK_FAIL)")},
