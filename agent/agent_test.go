@@ -142,6 +142,9 @@ func TestClaudeCodeFixtures(t *testing.T) {
 	seen := map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
+		if !strings.HasSuffix(name, ".json") {
+			continue // a transcript recorded beside the payloads (.jsonl)
+		}
 		seen[name] = true
 		tc, ok := claudeFixtureWant[name]
 		if !ok {
