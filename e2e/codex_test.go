@@ -258,6 +258,9 @@ func TestCodexExecTurns(t *testing.T) {
 			t.Errorf("show HEAD --transcript lacks %q:\n%s", want, show)
 		}
 	}
+	if strings.Contains(show, "say hello") {
+		t.Errorf("the commit links the plain turn, which changed nothing:\n%s", show)
+	}
 
 	// Resume: tether prints Codex's own command; `codex exec resume` is its
 	// non-interactive form, and revives the same session.
