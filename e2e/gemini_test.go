@@ -332,8 +332,9 @@ func geminiPaneQuiet(t *testing.T, tm *tmuxSession) {
 	}
 }
 
-// The TUI: a turn; Esc mid-turn fires AfterAgent, so the session is idle,
-// not active; /quit ends it cleanly, not interrupted.
+// The TUI: a turn; a turn whose hooks fail shows nothing of tether's; Esc
+// mid-turn fires AfterAgent, so the session is idle, not active; /quit
+// ends it cleanly, not interrupted.
 func TestGeminiTUI(t *testing.T) {
 	t.Parallel()
 	r, mock := newGeminiRepo(t, true)
@@ -343,6 +344,31 @@ func TestGeminiTUI(t *testing.T) {
 	s := r.waitSession("the TUI's turn to end", geminiWait, func(s sweep.Row) bool { return s.Phase == "idle" && s.Turns == 1 })
 	launcher := tm.pid()
 	geminiCheckOwner(t, s, launcher, geminiAgent(t, launcher))
+
+	// A turn whose hooks fail (the store's lock directory is not one):
+	// Gemini CLI carries on and shows nothing of tether's, which would
+	// reach the pane through the hook's stderr.
+	locks := filepath.Join(r.Dir, ".git", "tether", "locks")
+	if err := os.Rename(locks, locks+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(locks, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	geminiSend(tm, "say again")
+	waitFor(t, "gemini's answer to a turn whose hooks failed", geminiWait, func() bool {
+		return strings.Count(tm.capture(), mockllm.Reply) >= 2
+	})
+	geminiPaneQuiet(t, tm)
+	if b, _ := os.ReadFile(filepath.Join(r.Dir, ".git", "tether", "log", "tether.log")); !strings.Contains(string(b), "record turn-start") {
+		t.Fatalf("the failed hook left no line in the log:\n%s", b)
+	}
+	if err := os.Remove(locks); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(locks+".aside", locks); err != nil {
+		t.Fatal(err)
+	}
 
 	geminiSend(tm, "wait [[hold]]")
 	geminiHeld(t, mock)
