@@ -224,6 +224,9 @@ func TestCopilotPrintTurns(t *testing.T) {
 	if !strings.Contains(show, "write it [[write a.txt]]") || !strings.Contains(show, "session "+wid[:8]+" (copilot)") {
 		t.Errorf("show HEAD lacks the write turn's session or prompt:\n%s", show)
 	}
+	if strings.Contains(show, "say hello") || strings.Contains(show, id[:8]) {
+		t.Errorf("the commit links the plain turn, which changed nothing:\n%s", show)
+	}
 	transcript := r.show("HEAD", true)
 	// Copilot's events.jsonl: the prompt, the create call and its result.
 	for _, want := range []string{`"type":"user.message"`, "write it [[write a.txt]]", `"toolName":"create"`, mockllm.Reply} {
