@@ -150,9 +150,9 @@ func TestGeminiPrint(t *testing.T) {
 	t.Parallel()
 	r, mock := newGeminiRepo(t, true)
 
-	out := geminiPrint(r, "say hi")
-	if !strings.Contains(out, mockllm.Reply) || !mock.Saw("say hi") {
-		t.Fatalf("gemini did not answer through the mock:\n%s", out)
+	p := r.start("gemini", "-p", "say hi", "--approval-mode", "yolo")
+	if err := p.wait(geminiWait); err != nil || !strings.Contains(p.output(), mockllm.Reply) || !mock.Saw("say hi") {
+		t.Fatalf("gemini did not answer through the mock: %v\n%s", err, p.output())
 	}
 	s := geminiOnly(r, false)
 	if s.Phase != "ended" || s.EndReason != "session-end" || s.Interrupted || s.Turns != 1 || s.LastPrompt != "say hi" {
@@ -161,8 +161,8 @@ func TestGeminiPrint(t *testing.T) {
 	if s.EndNote != "gemini: exit" || !s.Resumable {
 		t.Errorf("end note %q, resumable %v: want gemini's own reason (exit), resumable", s.EndNote, s.Resumable)
 	}
-	if s.Owner == nil || s.Owner.Name != "node" {
-		t.Errorf("owner %+v, want gemini's node process", s.Owner)
+	if s.Owner == nil || s.Owner.Name != "node" || s.Owner.PID == p.Cmd.Process.Pid {
+		t.Errorf("owner %+v, want gemini's node process, not its launcher %d", s.Owner, p.Cmd.Process.Pid)
 	}
 
 	// The write turn: Gemini CLI's own write_file tool, offered to the model.
