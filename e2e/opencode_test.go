@@ -1,0 +1,159 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherdev/tether/internal/mockllm"
+	"github.com/tetherdev/tether/sweep"
+)
+
+// opencodeRepo is a scratch repository with tether's plugin installed for
+// OpenCode 1.18.33, which runs offline against mock through its
+// openai-compatible provider, configured in the user's opencode.json (the
+// repository keeps only what tether wrote).
+func opencodeRepo(t *testing.T, mock *mockllm.Server) *repo {
+	t.Helper()
+	bins := npmCLI(t, "opencode-ai", "1.18.33")
+	return newRepo(t, func(r *repo) {
+		r.addPath(bins)
+		r.setenv("OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+			"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
+		cfg, err := json.Marshal(map[string]any{
+			"$schema": "https://opencode.ai/config.json",
+			"provider": map[string]any{"mock": map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"options": map[string]any{"baseURL": mock.URL + "/v1", "apiKey": "dummy"},
+				"models":  map[string]any{"mock-model": map[string]any{"tool_call": true}},
+			}},
+			"model": "mock/mock-model",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(r.Home, ".config", "opencode")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "opencode.json"), cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, "--agent", "opencode")
+}
+
+// opencodeTimeout bounds one opencode run: it starts in seconds on an idle
+// machine, and in most of a minute on a loaded one.
+const opencodeTimeout = 4 * time.Minute
+
+// opencodeRun runs `opencode run PROMPT` (extra before the prompt) to its
+// end and returns its output; it fails the test unless the exit is wantOK.
+func opencodeRun(t *testing.T, r *repo, wantOK bool, prompt string, extra ...string) (*proc, string) {
+	t.Helper()
+	p := r.start("opencode", append(append([]string{"run"}, extra...), prompt)...)
+	err := p.wait(opencodeTimeout)
+	if (err == nil) != wantOK {
+		t.Fatalf("opencode run %q: %v\n%s", prompt, err, p.output())
+	}
+	return p, p.output()
+}
+
+// opencodeSession is the one session with id, or the only one when id is "".
+func opencodeSession(t *testing.T, rows []sweep.Row, id string) sweep.Row {
+	t.Helper()
+	var found []sweep.Row
+	for _, s := range rows {
+		if s.Agent == "opencode" && (id == "" || s.ID == id) {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one opencode session %q, have %+v", id, rows)
+	}
+	return found[0]
+}
+
+// turnEnded waits for the turn end the plugin reports (its hook runs
+// detached, and may run after `opencode run` has exited) of session id.
+func turnEnded(t *testing.T, r *repo, id string, turns int) sweep.Row {
+	t.Helper()
+	return r.waitSession("the end of the turn recorded", time.Minute, func(s sweep.Row) bool {
+		return s.Agent == "opencode" && (id == "" || s.ID == id) && s.Phase == "idle" && s.Turns == turns
+	})
+}
+
+// TestOpenCodeRun runs `opencode run`: a plain turn, owned by the opencode
+// process, ended as a clean exit once opencode has exited, though nothing
+// fires on exit; a failed model call, recorded as the turn's error; then a
+// turn that writes a file, committed: the commit's note names a checkpoint
+// holding the prompt and the conversation as `opencode export` gives it.
+func TestOpenCodeRun(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewChat(t, "")
+	r := opencodeRepo(t, mock)
+
+	p, out := opencodeRun(t, r, true, "say hello")
+	if !strings.Contains(out, mockllm.Reply) || !mock.Saw("say hello") {
+		t.Fatalf("the prompt did not reach the mock, or its reply did not come back: %q", out)
+	}
+	s := turnEnded(t, r, "", 1)
+	if s.Owner == nil || s.Owner.PID != p.Cmd.Process.Pid || s.Owner.Name != "opencode" {
+		t.Errorf("owner %+v, want the opencode process %d", s.Owner, p.Cmd.Process.Pid)
+	}
+	if !strings.Contains(s.LastPrompt, "say hello") || !strings.HasPrefix(s.ID, "ses_") {
+		t.Errorf("session %s, prompt %q", s.ID, s.LastPrompt)
+	}
+	s = opencodeSession(t, r.sessions(true), s.ID)
+	if s.Phase != "ended" || s.EndReason != "owner-exited" || s.Interrupted || !s.Resumable {
+		t.Errorf("after opencode run exited: %+v", s)
+	}
+	first := s.ID
+
+	// A provider error: the turn failed, and says why.
+	opencodeRun(t, r, false, "break [[fail]]")
+	var failed sweep.Row
+	waitFor(t, "the failed turn recorded", time.Minute, func() bool {
+		for _, s := range r.sessions(false) {
+			if s.ID != first && s.Phase == "idle" && s.Turns == 1 && strings.Contains(s.LastError, "mock failure (MOCK_FAIL)") {
+				failed = s
+				return true
+			}
+		}
+		return false
+	})
+	if failed.Interrupted {
+		t.Errorf("failed turn: %+v", failed)
+	}
+
+	// A turn that writes a file through OpenCode's write tool, committed.
+	opencodeRun(t, r, true, "make a file [[write a.txt]]")
+	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
+		t.Fatalf("a.txt: %q, %v", b, err)
+	}
+	r.git("add", "a.txt")
+	r.git("commit", "-q", "-m", "add a.txt")
+	var note string
+	waitFor(t, "the note on the commit", 2*time.Minute, func() bool {
+		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
+		note = string(out)
+		return err == nil
+	})
+	if !strings.Contains(note, "Tether-Checkpoint: ") {
+		t.Fatalf("note on HEAD: %q", note)
+	}
+	if show := r.show("HEAD", false); !strings.Contains(show, "make a file [[write a.txt]]") {
+		t.Errorf("tether-sweep show HEAD lacks the prompt:\n%.2000s", show)
+	}
+	transcript := r.show("HEAD", true)
+	for _, want := range []string{"make a file [[write a.txt]]", `"tool":"write"`, mockllm.Content[:len(mockllm.Content)-1], mockllm.Reply} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("the conversation of the commit's checkpoint lacks %q:\n%.3000s", want, transcript)
+		}
+	}
+	r.checkClean()
+}
