@@ -106,6 +106,9 @@ func TestClaudePrint(t *testing.T) {
 	if !strings.Contains(show, "make a file [[write a.txt]]") {
 		t.Errorf("tether-sweep show HEAD lacks the prompt:\n%.2000s", show)
 	}
+	if strings.Contains(show, "say hello") {
+		t.Errorf("the commit links the earlier turn, which changed nothing it commits:\n%.2000s", show)
+	}
 	transcript := r.show("HEAD", true)
 	for _, want := range []string{"make a file [[write a.txt]]", `"name":"Bash"`, "written by the agent", mockllm.Reply} {
 		if !strings.Contains(transcript, want) {
