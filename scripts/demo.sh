@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole tether story on a scratch repository: an agent works three
-# turns and commits, is killed -9 in the middle of a fourth, and the sweep
-# finalizes the session and saves its checkpoint. A few seconds once built;
+# turns and commits, is killed -9 in the middle of a fourth, the sweep
+# finalizes the session and saves its checkpoint with what each turn
+# changed, and rewind puts back what the killed turn left half done. A few seconds once built;
 # the first build compiles tether's dependencies (about a minute on a small
 # machine), and install.sh reuses what it compiled.
 set -euo pipefail
@@ -35,10 +36,11 @@ transcript="$CLAUDE_CONFIG_DIR/projects/demo/$session.jsonl"
 agent() { exec claude --hook "$work/bin/tether-hook claude-code" --session "$session" --transcript "$transcript" "$@"; }
 
 say "3. the agent works through three turns, committing as it goes"
-(agent start "turn=add a greeting" "commit=add a greeting" "turn=add a farewell" "commit=add a farewell" "turn=write the docs" "commit=write the docs")
+(agent start "begin=add a greeting" "commit=add a greeting" stop "begin=add a farewell" "commit=add a farewell" stop "begin=write the docs" "commit=write the docs" stop)
 
-say "4. a fourth turn starts... and the agent is killed -9 in the middle of it"
-agent "start=resume" "open=refactor everything" > "$work/agent.out" &
+say "4. a fourth turn starts, edits, creates and deletes files... and the agent is killed -9 in the middle of it"
+echo "the user's own notes, not committed" > notes.txt
+agent "start=resume" "begin=refactor everything" "write=work-1.txt:half refactored" "write=src/new.go:package half" "remove=work-2.txt" hang > "$work/agent.out" &
 agent_pid=$!
 for _ in $(seq 100); do grep -q 'waiting to be killed' "$work/agent.out" 2>/dev/null && break; sleep 0.05; done
 cat "$work/agent.out"
@@ -52,14 +54,21 @@ run tether-sweep status --no-sweep
 say "6. status sweeps first: the session is finalized as interrupted and its turns condensed"
 run tether-sweep status --all
 
-say "7. the record: checkpoints on the branch, linked to commits by notes"
-echo "one more commit, made by a person, picks up the interrupted turn's checkpoint" > after.txt
-git add after.txt && git commit -qm "finish by hand"
+say "7. the record: checkpoints with what each turn changed, linked by notes to the commits they made"
 run tether-sweep show HEAD
 run git log --oneline tether/checkpoints/v1
 run git notes --ref=tether show HEAD
-run git notes --ref=tether show HEAD~1
+echo "a commit of a file no turn touched gets no note"
+git add notes.txt && git commit -qm "the user's notes"
+run tether-sweep show HEAD
 
-say "8. how to pick the work up again"
+say "8. how to pick the work up again: starting afresh says what the killed turn left"
 run tether-sweep resume
-run tether-sweep resume --print "$session"
+run tether-sweep resume --fresh "$session" || true
+
+say "9. rewind puts those files back as they were when the turn started"
+run git status --short
+run tether-sweep rewind "$session" --dry-run
+run tether-sweep rewind "$session"
+run git status --short
+echo "(only what the user had; tether-sweep rewind --undo would put the turn's edits back)"

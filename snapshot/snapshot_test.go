@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/state"
 )
@@ -224,4 +227,27 @@ func sameLines(a, b string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+func TestPlan(t *testing.T) {
+	h := func(c byte) File { return File{Hash: plumbing.Hash{c}, Mode: filemode.Regular} }
+	none := File{}
+	// from: after the turn; to: at its start; now: the worktree.
+	from := map[string]File{"edited": h(2), "created": h(3), "deleted": none, "back": h(5), "theirs": h(6), "gone-since": h(7)}
+	to := map[string]File{"edited": h(1), "created": none, "deleted": h(4), "back": h(5), "theirs": h(1), "gone-since": h(1)}
+	now := map[string]File{"edited": h(2), "created": h(3), "deleted": none, "back": h(5), "theirs": h(9), "gone-since": none}
+	paths := []string{"back", "created", "deleted", "edited", "gone-since", "theirs"}
+	actions, conflicts := Plan(paths, from, to, now)
+	want := []Action{{"created", "remove"}, {"deleted", "recreate"}, {"edited", "restore"}}
+	if !slices.Equal(actions, want) {
+		t.Errorf("actions = %v, want %v", actions, want)
+	}
+	if !slices.Equal(conflicts, []string{"gone-since", "theirs"}) {
+		t.Errorf("conflicts = %v, want gone-since and theirs", conflicts)
+	}
+	// A mode change alone is a change.
+	exec := File{Hash: plumbing.Hash{1}, Mode: filemode.Executable}
+	if a, c := Plan([]string{"x"}, map[string]File{"x": exec}, map[string]File{"x": h(1)}, map[string]File{"x": exec}); len(c) != 0 || !slices.Equal(a, []Action{{"x", "restore"}}) {
+		t.Errorf("mode change: %v, %v", a, c)
+	}
 }

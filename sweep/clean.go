@@ -6,6 +6,7 @@ import (
 
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -57,6 +58,10 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 				c.Kept = err.Error()
 			} else {
 				c.Removed = true
+				// The captures of its worktree go with it.
+				if err := snapshot.New(repo, st).Remove(s.ID); err != nil {
+					st.Logger().Warn("clean: remove captures", state.LogKeySession, s.ID, state.LogKeyError, err.Error())
+				}
 				// Its checkpoints stay; there is no session
 				// left to link them from.
 				if err := st.ClearMark(state.MarkUnlinked, s.ID); err != nil {

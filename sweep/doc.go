@@ -20,4 +20,15 @@
 // no hook (Claude Code's Esc; agent.TurnCancelled) is over: the sweep
 // records its end, so the session is idle, and one whose agent is gone
 // afterwards ended owner-exited, not interrupted.
+//
+// What each turn changed comes from the captures of package snapshot
+// (turnChanges): a checkpoint's turns list the paths they added, modified
+// and deleted; an interrupted turn is compared with the worktree as the
+// sweep finds it, captured and kept so that a retry and Rewind see the
+// same. A post-commit sweep links a checkpoint to the commit only when its
+// turns changed a path the commit changed or the commit was made while one
+// ran (contributed); the others stay unlinked, and those that changed a
+// path wait for a commit that takes one. Rewind puts back what a turn
+// changed, never a path changed since by someone else, keeping what it
+// overwrites for its undo.
 package sweep

@@ -26,7 +26,7 @@ var groups = []*cobra.Group{
 // `run`, which is what the git hooks and the hook's self-heal call.
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
-		a.statusCommand(), a.runCommand(), a.endCommand(), a.linkCommand(), a.resumeCommand(), a.cleanCommand(),
+		a.statusCommand(), a.runCommand(), a.endCommand(), a.linkCommand(), a.resumeCommand(), a.rewindCommand(), a.cleanCommand(),
 		a.showCommand(), a.pushCommand(), a.fetchCommand(), a.snapshotCommand(),
 		a.installCommand(), a.uninstallCommand(), a.doctorCommand(), a.versionCommand(),
 	}

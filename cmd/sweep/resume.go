@@ -18,18 +18,22 @@ import (
 	"github.com/tetherdev/tether/github"
 	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
+	"github.com/tetherdev/tether/sweep"
 )
 
 func (a *app) resumeCommand() *cobra.Command {
-	var printOnly, fresh bool
+	var printOnly, fresh, keep bool
 	c := &cobra.Command{
 		Use:   "resume [SESSION]",
 		Short: "list interrupted sessions, or resume one",
 		Long: `Without a SESSION, list the sessions worth resuming: interrupted ones, and
 ones whose pull request is still open. With one, run the agent's own resume
 command in the session's worktree, attached to this terminal; --fresh starts
-the agent anew with the interrupted turn's prompt.`,
+the agent anew with the interrupted turn's prompt; when that turn left changes
+in the worktree, it lists them and stops, so they can be rewound first
+(tether-sweep rewind) or kept (--keep-changes).`,
 		Example: `  tether-sweep resume
   tether-sweep resume 3f2a9c1e --print
   tether-sweep resume 3f2a9c1e --fresh`,
@@ -37,15 +41,19 @@ the agent anew with the interrupted turn's prompt.`,
 		Args:              maxArgs(1, "resume takes at most one SESSION"),
 		ValidArgsFunction: a.completeSessions(true),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.resume(args, printOnly, fresh)
+			if keep && !fresh {
+				return usagef("--keep-changes goes with --fresh")
+			}
+			return a.resume(args, printOnly, fresh, keep)
 		},
 	}
 	c.Flags().BoolVar(&printOnly, "print", false, "print the command instead of running it")
 	c.Flags().BoolVar(&fresh, "fresh", false, "start the agent anew with the interrupted turn's prompt")
+	c.Flags().BoolVar(&keep, "keep-changes", false, "with --fresh: start on top of what the interrupted turn left in the worktree")
 	return c
 }
 
-func (a *app) resume(args []string, printOnly, fresh bool) error {
+func (a *app) resume(args []string, printOnly, fresh, keep bool) error {
 	w, err := a.open()
 	if err != nil {
 		return err
@@ -73,6 +81,11 @@ func (a *app) resume(args []string, printOnly, fresh bool) error {
 		prompt, err := interruptedPrompt(w, s)
 		if err != nil {
 			return err
+		}
+		if !keep && !printOnly {
+			if err := a.leftovers(w, s); err != nil {
+				return err
+			}
 		}
 		var ok bool
 		if argv, ok = agent.FreshCommand(s.Agent, prompt); !ok {
@@ -248,4 +261,37 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// leftovers refuses to start afresh on top of what the interrupted turn
+// left in the worktree without saying so: it lists those paths and how to
+// rewind them first, or keep them.
+func (a *app) leftovers(w *workspace, s *state.Session) error {
+	if !s.Interrupted {
+		return nil
+	}
+	r, err := sweep.Rewind(w.repo, w.store, s.ID, 0, false, true)
+	var changed *sweep.ChangedSinceError
+	var lines []string
+	switch {
+	case errors.As(err, &changed):
+		for _, p := range changed.Paths {
+			lines = append(lines, "changed since: "+p)
+		}
+	case err != nil:
+		// No captures to tell by (captures off): nothing to say.
+		w.store.Logger().Info("resume --fresh: the interrupted turn's changes are unknown", state.LogKeySession, s.ID, state.LogKeyError, err.Error())
+		return nil
+	default:
+		lines = snapshot.Describe(r.Actions)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "the interrupted turn %d of %s left changes in the worktree; rewinding it would:\n", s.Turns, shortID(s.ID))
+	for _, l := range lines {
+		fmt.Fprintf(a.stderr, "  %s\n", l)
+	}
+	fmt.Fprintf(a.stderr, "rewind them first: tether-sweep rewind %s, then resume --fresh again;\nor start on top of them: tether-sweep resume --fresh --keep-changes %s\n", shortID(s.ID), shortID(s.ID))
+	return errSilent
 }

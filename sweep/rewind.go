@@ -1,0 +1,137 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/proclive"
+	"github.com/tetherdev/tether/snapshot"
+	"github.com/tetherdev/tether/state"
+)
+
+// Rewound is what Rewind did, or with DryRun would do.
+type Rewound struct {
+	Session string            `json:"session"`
+	Turn    int               `json:"turn"`
+	Undo    bool              `json:"undo,omitempty"`
+	Actions []snapshot.Action `json:"actions"`
+	// Kept is the capture holding what the rewind overwrote, on the
+	// session's capture ref: `rewind --undo` puts it back.
+	Kept   string `json:"kept,omitempty"`
+	DryRun bool   `json:"dry_run,omitempty"`
+}
+
+// ChangedSinceError is a rewind refused because paths it would put back
+// were changed after the turn, by someone else.
+type ChangedSinceError struct {
+	Turn  int
+	Paths []string
+}
+
+func (e *ChangedSinceError) Error() string {
+	return fmt.Sprintf("turn %d: refusing to rewind: changed since the turn, by someone else: %s", e.Turn, strings.Join(e.Paths, ", "))
+}
+
+// ErrTurnRunning refuses a rewind under an agent that is still at work.
+var ErrTurnRunning = errors.New("the session is running a turn: rewind it once the turn is over, or end the session first")
+
+// Rewind puts back the paths that turn (0: the last) of session id changed,
+// as they were at the turn's start: from the captures of its start and end
+// (an interrupted turn that has no capture after it: the worktree now).
+// It touches no other path, refuses when one of those paths no longer
+// holds what the turn left there, and keeps what it overwrites as a
+// capture (snapshot.Rewind) that undo puts back. With undo, it reverses
+// the session's last rewind instead, under the same rules.
+func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun bool) (*Rewound, error) {
+	s, err := st.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Phase == state.PhaseActive && state.OwnerVerdict(s).Liveness != proclive.Dead {
+		return nil, ErrTurnRunning
+	}
+	if s.Worktree != "" && s.Worktree != repo.WorkTree {
+		if repo, err = gitdir.Find(s.Worktree); err != nil {
+			return nil, fmt.Errorf("the session's worktree %s: %w", s.Worktree, err)
+		}
+	}
+	reader, err := snapshot.OpenReader(repo.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := reader.List(id)
+	if err != nil {
+		return nil, err
+	}
+	snaps := snapshot.New(repo, st)
+	out := &Rewound{Session: id, Undo: undo, DryRun: dryRun, Actions: []snapshot.Action{}}
+
+	// from: what the paths hold after the turn; to: what they go back to.
+	var from, to string
+	if undo {
+		last := -1
+		for i, e := range entries {
+			if e.At == snapshot.Rewind {
+				last = i
+			}
+		}
+		if last < 0 {
+			return nil, fmt.Errorf("session %s has no rewind to undo", id)
+		}
+		e := entries[last]
+		out.Turn, from, to = e.Turn, e.Restored, e.Tree
+	} else {
+		if turn == 0 {
+			turn = s.Turns
+		}
+		out.Turn = turn
+		start, end, ok := snapshot.Pick(entries, turn)
+		if !ok && !snapshot.Has(entries, turn, snapshot.Start) {
+			return nil, fmt.Errorf("turn %d of session %s has no capture of its start (captures off, or they failed: see the log)", turn, id)
+		}
+		from, to = end.Tree, start.Tree
+		if !ok {
+			from = "" // interrupted, never looked at since: the worktree now
+		}
+	}
+	now, err := snaps.Capture()
+	if err != nil {
+		return nil, err
+	}
+	if from == "" {
+		from = now
+	}
+	changes, err := reader.Diff(to, from)
+	if err != nil {
+		return nil, err
+	}
+	paths := changes.Paths()
+	files := make([]map[string]snapshot.File, 3)
+	for i, tree := range []string{from, to, now} {
+		if files[i], err = reader.Files(tree, paths); err != nil {
+			return nil, err
+		}
+	}
+	actions, conflicts := snapshot.Plan(paths, files[0], files[1], files[2])
+	if len(conflicts) > 0 {
+		return out, &ChangedSinceError{Turn: out.Turn, Paths: conflicts}
+	}
+	out.Actions = append(out.Actions, actions...)
+	if dryRun || len(actions) == 0 {
+		return out, nil
+	}
+	// Kept before anything is written: from holds, on these paths, what
+	// the worktree holds now.
+	kept, err := snaps.Record(id, snapshot.Entry{Turn: out.Turn, At: snapshot.Rewind, Tree: from, Restored: to})
+	if err != nil {
+		return out, err
+	}
+	out.Kept = kept.Commit
+	if err := snaps.Apply(to, actions); err != nil {
+		return out, err
+	}
+	st.Logger().Info("rewound", state.LogKeySession, id, "turn", out.Turn, "undo", undo, "paths", len(actions))
+	return out, nil
+}
