@@ -137,7 +137,10 @@ func newRepo(t *testing.T, prepare func(r *repo), installArgs ...string) *repo {
 		r.logOnFailure()
 		// What the test started may still run there (an agent that
 		// outlived its terminal, a sweep the hook started in the
-		// background): removing the directory must wait for it.
+		// background): it goes, and removing the directory waits for it.
+		for _, pid := range procsIn(base) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 		waitFor(t, "the processes working in "+base+" to exit", 30*time.Second, func() bool {
 			return len(procsIn(base)) == 0
 		})
@@ -308,6 +311,11 @@ func (r *repo) start(name string, args ...string) *proc {
 	r.t.Helper()
 	p := &proc{t: r.t, Cmd: r.command(name, args...), done: make(chan struct{})}
 	p.Cmd.Stdout, p.Cmd.Stderr = &p.out, &p.out
+	// Its own process group, killed whole at the end: an agent's children
+	// (a native binary behind a node loader) must not outlive it holding
+	// its output pipe, and Wait gives up on the pipe soon after it exits.
+	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.Cmd.WaitDelay = 5 * time.Second
 	if err := p.Cmd.Start(); err != nil {
 		r.t.Fatalf("start %s: %v", name, err)
 	}
@@ -316,7 +324,7 @@ func (r *repo) start(name string, args ...string) *proc {
 		close(p.done)
 	}()
 	r.t.Cleanup(func() {
-		p.Cmd.Process.Kill()
+		syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	})
 	r.onFailure(func() string {
