@@ -307,8 +307,12 @@ func TestCopilotPrintKill(t *testing.T) {
 }
 
 // SIGINT mid-turn in -p: Copilot ends its session without agentStop
-// (sessionEnd "complete") after writing an abort into events.jsonl, so
-// the turn was cancelled, not interrupted.
+// (sessionEnd "complete") and writes an abort into events.jsonl at the
+// same time. When the hook at sessionEnd already reads the abort, the turn
+// was cancelled and the session ended cleanly; when Copilot has not
+// written it yet (seen on a loaded machine), the session ended mid-turn:
+// interrupted. Either way it ends at once, by the agent's own hook, and
+// what is recorded matches what tether could see.
 func TestCopilotPrintSIGINT(t *testing.T) {
 	t.Parallel()
 	r, mock := copilotRepo(t, true)
@@ -316,9 +320,12 @@ func TestCopilotPrintSIGINT(t *testing.T) {
 	signal(t, copilotAgent(t, p.Cmd.Process.Pid), syscall.SIGINT)
 	p.wait(time.Minute)
 	s = r.waitSession("the session ended", 30*time.Second, func(row sweep.Row) bool { return row.ID == s.ID && row.Phase == "ended" })
-	if s.EndReason != "session-end" || s.Interrupted || s.EndNote != "copilot: complete" || !s.Resumable {
+	cancelled := s.EndReason == "session-end" && !s.Interrupted
+	interrupted := s.EndReason == "interrupted" && s.Interrupted
+	if !cancelled && !interrupted || s.EndNote != "copilot: complete" || !s.Resumable {
 		t.Errorf("after SIGINT mid-turn: %+v", s)
 	}
+	t.Logf("SIGINT mid-turn recorded as: %s (interrupted %v)", s.EndReason, s.Interrupted)
 	r.checkClean()
 }
 
