@@ -39,7 +39,6 @@ say "3. the agent works through three turns, committing as it goes"
 (agent start "begin=add a greeting" "commit=add a greeting" stop "begin=add a farewell" "commit=add a farewell" stop "begin=write the docs" "commit=write the docs" stop)
 
 say "4. a fourth turn starts, edits, creates and deletes files... and the agent is killed -9 in the middle of it"
-echo "the user's own notes, not committed" > notes.txt
 agent "start=resume" "begin=refactor everything" "write=work-1.txt:half refactored" "write=src/new.go:package half" "remove=work-2.txt" hang > "$work/agent.out" &
 agent_pid=$!
 for _ in $(seq 100); do grep -q 'waiting to be killed' "$work/agent.out" 2>/dev/null && break; sleep 0.05; done
@@ -59,6 +58,7 @@ run tether-sweep show HEAD
 run git log --oneline tether/checkpoints/v1
 run git notes --ref=tether show HEAD
 echo "a commit of a file no turn touched gets no note"
+echo "the user's own notes" > notes.txt
 git add notes.txt && git commit -qm "the user's notes"
 run tether-sweep show HEAD
 

@@ -225,25 +225,26 @@ func parseMessage(msg string) (Entry, bool) {
 const casAttempts = 10
 
 // Record keeps a capture on the session's ref: a commit of e.Tree on top
-// of the ref's tip, the ref moved by compare-and-swap. It returns e with
-// its commit.
+// of the ref's tip, written in-process, the ref moved by git update-ref
+// with the old value (compare-and-swap, git's own locking). It returns e
+// with its commit.
 func (s *Snapshots) Record(session string, e Entry) (Entry, error) {
+	r, err := OpenReader(s.repo.CommonDir)
+	if err != nil {
+		return e, err
+	}
 	ref := Ref(session)
 	for range casAttempts {
-		old, err := s.git("", nil, "rev-parse", "--verify", "--quiet", ref)
+		old, err := r.tip(ref)
 		if err != nil {
-			old = "" // no captures yet
+			return e, fmt.Errorf("record capture of %s: %w", session, err)
 		}
-		args := []string{"commit-tree", e.Tree}
-		if old != "" {
-			args = append(args, "-p", old)
-		}
-		c, err := s.git("", strings.NewReader(message(session, e)), args...)
+		c, err := r.writeCommit(e.Tree, old, message(session, e))
 		if err != nil {
 			return e, fmt.Errorf("record capture of %s: %w", session, err)
 		}
 		if _, err := s.git("", nil, "update-ref", "-m", "tether: capture", ref, c, old); err != nil {
-			if cur, _ := s.git("", nil, "rev-parse", "--verify", "--quiet", ref); cur != old {
+			if cur, _ := r.tip(ref); cur != old {
 				continue // another capture of this session moved it first
 			}
 			return e, fmt.Errorf("record capture of %s: %w", session, err)
@@ -285,8 +286,7 @@ func (s *Snapshots) git(index string, stdin io.Reader, args ...string) (string, 
 		cmd.Dir = s.repo.CommonDir
 	}
 	env := cleanEnv(os.Environ())
-	env = append(env, "GIT_DIR="+s.repo.GitDir, "GIT_AUTHOR_NAME=tether", "GIT_AUTHOR_EMAIL=tether@localhost",
-		"GIT_COMMITTER_NAME=tether", "GIT_COMMITTER_EMAIL=tether@localhost")
+	env = append(env, "GIT_DIR="+s.repo.GitDir)
 	if s.repo.WorkTree != "" {
 		env = append(env, "GIT_WORK_TREE="+s.repo.WorkTree)
 	}

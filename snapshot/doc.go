@@ -15,11 +15,13 @@
 //     branch), its message naming the turn and the boundary (Start, End,
 //     Swept, Rewind) in trailers, so the trees and their blobs stay
 //     reachable and read back with plain git until Remove drops the ref with
-//     its session. The ref moves only by compare-and-swap (git update-ref
-//     with the old value).
-//   - Reading (List, Diff, Entries) goes through go-git, in-process: the
-//     sweep condenses many sessions at a commit and must not start a git
-//     process for each.
+//     its session. The commit is written in-process (go-git, a loose
+//     object); the ref moves only by compare-and-swap (git update-ref with
+//     the old value, git's own locking).
+//   - Reading (List, Diff, Files, CommitChanges) goes through go-git,
+//     in-process: the sweep condenses many sessions at a commit and must
+//     not start a git process for each. Only SHA-1 repositories are
+//     supported, as by package checkpoint.
 //   - Pick decides which captures bound a turn: its first Start, and for
 //     its end the first End, else the next turn's Start (the turn was cut
 //     short by another), else the first Swept (the worktree as the sweep

@@ -31,6 +31,40 @@ func OpenReader(commonDir string) (*Reader, error) {
 	return &Reader{st: filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())}, nil
 }
 
+// tip is the commit a ref names, "" when there is no such ref.
+func (r *Reader) tip(ref string) (string, error) {
+	h, err := r.st.Reference(plumbing.ReferenceName(ref))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return h.Hash().String(), nil
+}
+
+// writeCommit stores a commit of tree (on parent, when not "") as a loose
+// object, by tether: the captures are the tool's, not the person's.
+func (r *Reader) writeCommit(tree, parent, msg string) (string, error) {
+	if !plumbing.IsHash(tree) {
+		return "", fmt.Errorf("tree %q: only SHA-1 repositories are supported", tree)
+	}
+	sig := object.Signature{Name: "tether", Email: "tether@localhost", When: time.Now()}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: plumbing.NewHash(tree)}
+	if parent != "" {
+		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
+	}
+	obj := r.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return "", fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := r.st.SetEncodedObject(obj)
+	if err != nil {
+		return "", fmt.Errorf("write commit: %w", err)
+	}
+	return h.String(), nil
+}
+
 // maxEntries bounds the walk of one session's captures (two per turn).
 const maxEntries = 100_000
 

@@ -49,6 +49,6 @@ func (a *app) snapshot(session string, turn int, at string) error {
 		w.store.Logger().Warn("capture failed", state.LogKeySession, session, "turn", turn, "at", at, state.LogKeyError, err.Error())
 		return fmt.Errorf("turn %d %s: %w", turn, at, err)
 	}
-	w.store.Logger().Debug("captured", state.LogKeySession, session, "turn", turn, "at", at, "tree", e.Tree)
+	w.store.Logger().Info("captured", state.LogKeySession, session, "turn", turn, "at", at, "tree", e.Tree)
 	return nil
 }
