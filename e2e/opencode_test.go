@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,9 @@ func opencodeRepo(t *testing.T, mock *mockllm.Server) *repo {
 	bins := npmCLI(t, "opencode-ai", "1.18.33")
 	return newRepo(t, func(r *repo) {
 		r.addPath(bins)
+		// OpenCode installs its plugin package into each config directory
+		// it loads, with npm: one cache for every test's HOME.
+		r.setenv("npm_config_cache=" + filepath.Join(bins, "..", "..", "..", "npm-cache"))
 		r.setenv("OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 			"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
 		cfg, err := json.Marshal(map[string]any{
@@ -48,8 +52,8 @@ func opencodeRepo(t *testing.T, mock *mockllm.Server) *repo {
 }
 
 // opencodeTimeout bounds one opencode run: it starts in seconds on an idle
-// machine, and in most of a minute on a loaded one.
-const opencodeTimeout = 4 * time.Minute
+// machine, and took minutes on a loaded one (a deadline, not a timing).
+const opencodeTimeout = 8 * time.Minute
 
 // opencodeRun runs `opencode run PROMPT` (extra before the prompt) to its
 // end and returns its output; it fails the test unless the exit is wantOK.
@@ -82,7 +86,7 @@ func opencodeSession(t *testing.T, rows []sweep.Row, id string) sweep.Row {
 // detached, and may run after `opencode run` has exited) of session id.
 func turnEnded(t *testing.T, r *repo, id string, turns int) sweep.Row {
 	t.Helper()
-	return r.waitSession("the end of the turn recorded", time.Minute, func(s sweep.Row) bool {
+	return r.waitSession("the end of the turn recorded", opencodeTimeout, func(s sweep.Row) bool {
 		return s.Agent == "opencode" && (id == "" || s.ID == id) && s.Phase == "idle" && s.Turns == turns
 	})
 }
@@ -156,4 +160,99 @@ func TestOpenCodeRun(t *testing.T) {
 		}
 	}
 	r.checkClean()
+}
+
+// TestOpenCodeKilled kills `opencode run` with SIGKILL mid-turn: nothing
+// fires, the sweep ends the session as interrupted; `opencode run
+// --session ID` revives that same session, which then has 2 turns.
+func TestOpenCodeKilled(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewChat(t, "")
+	r := opencodeRepo(t, mock)
+	p := r.start("opencode", "run", "think hard [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(opencodeTimeout):
+		t.Fatalf("the mock never held a stream; opencode said: %s", p.output())
+	}
+	s := r.waitSession("the held turn recorded active", time.Minute, func(s sweep.Row) bool {
+		return s.Phase == "active" && s.Turns == 1
+	})
+	if s.Owner == nil || s.Owner.PID != p.Cmd.Process.Pid || s.Liveness != "alive" {
+		t.Fatalf("held turn: owner %+v (%s), want the living opencode %d", s.Owner, s.Liveness, p.Cmd.Process.Pid)
+	}
+	signal(t, p.Cmd.Process.Pid, syscall.SIGKILL)
+	p.wait(30 * time.Second)
+	r.sweep("run")
+	s = opencodeSession(t, r.sessions(false), s.ID)
+	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || !s.Resumable {
+		t.Fatalf("after kill -9 mid-turn: %+v", s)
+	}
+	if out := r.sweep("resume", "--print", s.ID[:12]); !strings.HasSuffix(strings.TrimSpace(out), "opencode -s "+s.ID) {
+		t.Errorf("resume --print: %q", out)
+	}
+
+	// Resumed by its ID: the same session, revived, its second turn.
+	opencodeRun(t, r, true, "go on", "--session", s.ID)
+	got := turnEnded(t, r, s.ID, 2)
+	if got.ID != s.ID || !strings.Contains(got.LastPrompt, "go on") {
+		t.Errorf("resumed: %+v", got)
+	}
+	if rows := r.sessions(true); len(rows) != 1 {
+		t.Errorf("resuming made another session: %+v", rows)
+	}
+}
+
+// TestOpenCodeTUI drives the TUI under tmux: a turn; a held turn aborted
+// with Esc Esc, which leaves the session idle and no error; then a held
+// turn and kill -9: interrupted.
+func TestOpenCodeTUI(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewChat(t, "")
+	r := opencodeRepo(t, mock)
+	tm := newTmux(r, "opencode")
+	oc := findProc(t, tm.pid(), "opencode", time.Minute)
+	tuiReady(t, tm)
+	tm.prompt("say hello")
+	s := turnEnded(t, r, "", 1)
+	if s.Owner == nil || s.Owner.PID != oc {
+		t.Errorf("owner %+v, want the opencode TUI %d", s.Owner, oc)
+	}
+
+	tm.prompt("think hard [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(opencodeTimeout):
+		t.Fatal("the mock never held a stream")
+	}
+	r.waitSession("the held turn recorded active", opencodeTimeout, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 2 })
+	tm.keys("Escape")
+	time.Sleep(300 * time.Millisecond)
+	tm.keys("Escape")
+	s = turnEnded(t, r, s.ID, 2)
+	if s.LastError != "" || s.Liveness != "alive" {
+		t.Errorf("after Esc Esc: %+v", s)
+	}
+
+	tm.prompt("think again [[hold]]")
+	select {
+	case <-mock.Held():
+	case <-time.After(opencodeTimeout):
+		t.Fatal("the mock never held the third stream")
+	}
+	r.waitSession("the third turn recorded active", opencodeTimeout, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 3 })
+	signal(t, oc, syscall.SIGKILL)
+	waitGone(t, oc, 30*time.Second)
+	r.sweep("run")
+	s = opencodeSession(t, r.sessions(false), s.ID)
+	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted {
+		t.Fatalf("after kill -9 mid-turn in the TUI: %+v", s)
+	}
+}
+
+// tuiReady waits for the TUI's prompt box, which names the model.
+func tuiReady(t *testing.T, tm *tmuxSession) {
+	t.Helper()
+	tm.waitText("Ask anything", opencodeTimeout)
+	tm.waitText("mock-model", time.Minute)
 }
