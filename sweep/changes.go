@@ -75,10 +75,11 @@ func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
 
 // captureLanding bounds how long after a turn's boundary its capture,
 // started in the background by the hook, may still be on its way; and
-// captureWait how long a sweep waits for it.
+// captureWait how long a sweep waits for it: it waits holding the
+// checkpoints lock, which other sweeps wait for at most a few seconds.
 const (
 	captureLanding = time.Minute
-	captureWait    = 10 * time.Second
+	captureWait    = 3 * time.Second
 )
 
 // landing reports whether a turn's captures may still be on their way: it
