@@ -208,8 +208,16 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 			l.sess, l.from, l.raw = sess, w, raw
 		}
 	}
-	if quarantined != nil && l.sess == nil {
-		if err := s.quarantineOrphanedLogs(root, id, quarantined); err != nil {
+	if repair && l.sess == nil {
+		// No state file owns the session's turn logs, if any: they are a
+		// quarantined state's, or a first write's that a kill cut short
+		// before its state file existed. Appended to by a record created
+		// afresh, they would number its turns twice.
+		cause := errors.New("turn log with no state file: the session's first write was cut short")
+		if quarantined != nil {
+			cause = fmt.Errorf("turn log of the quarantined state file (%w)", quarantined)
+		}
+		if err := s.quarantineOrphanedLogs(root, id, cause); err != nil {
 			return loaded{}, err
 		}
 	}
@@ -966,7 +974,7 @@ func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error)
 		wr := s.warn(id, fmt.Sprintf("corrupt %s could not be quarantined: %v", rel, qerr))
 		return nil, &wr
 	}
-	if qerr := s.quarantineOrphanedLogs(root, id, err); qerr != nil {
+	if qerr := s.quarantineOrphanedLogs(root, id, fmt.Errorf("turn log of the quarantined state file (%w)", err)); qerr != nil {
 		wr := s.warn(id, fmt.Sprintf("quarantined %s, but not its turn log: %v", rel, qerr))
 		return nil, &wr
 	}
@@ -974,8 +982,8 @@ func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error)
 	return nil, &wr
 }
 
-// quarantineOrphanedLogs follows a quarantined state file with the
-// session's turn logs, once no state file is left to own them: replayed
+// quarantineOrphanedLogs moves the session's turn logs to quarantine, with
+// cause as the reason, once no state file is left to own them: replayed
 // into a record created afresh for the same ID, they would show turns that
 // never happened in it. Under the session lock.
 func (s *Store) quarantineOrphanedLogs(root *os.Root, id string, cause error) error {
@@ -989,7 +997,7 @@ func (s *Store) quarantineOrphanedLogs(root *os.Root, id string, cause error) er
 		if _, err := root.Lstat(p); err != nil {
 			continue
 		}
-		if err := s.quarantine(root, p, id, fmt.Errorf("turn log of the quarantined state file (%w)", cause)); err != nil {
+		if err := s.quarantine(root, p, id, cause); err != nil {
 			return err
 		}
 	}

@@ -473,7 +473,7 @@ func TestCrashLeftovers(t *testing.T) {
 		}, PhaseIdle, "sessions", 1, []string{"ended-x.turns.jsonl"}},
 		{"first append landed, state did not", map[string]string{
 			"sessions/x.turns.jsonl": logLine,
-		}, PhaseNone, "sessions", 1, nil},
+		}, PhaseNone, "sessions", 1, []string{"sessions-x.turns.jsonl"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -509,8 +509,14 @@ func TestCrashLeftovers(t *testing.T) {
 					t.Errorf("%s left after repair", p)
 				}
 			}
+			want := c.recs + 1
+			if c.phase == PhaseNone {
+				// No state owned the log: it went to quarantine, and the
+				// session started afresh.
+				want = 1
+			}
 			recs, _, err := s.ReadTurns("x", 0)
-			if err != nil || len(recs) != c.recs+1 || recs[len(recs)-1].T != RecTurnEnd {
+			if err != nil || len(recs) != want || recs[len(recs)-1].T != RecTurnEnd {
 				t.Errorf("ReadTurns after repair = %+v, %v", recs, err)
 			}
 			for _, q := range c.quar {
@@ -638,6 +644,11 @@ func TestConfinement(t *testing.T) {
 				if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if strings.HasSuffix(link, ".turns.jsonl") {
+				// A log with no state file is quarantined, link and all:
+				// give it a state that owns it, so the write must go through it.
+				mustMutate(t, s, "y", func(tx *Tx) error { tx.Session.Phase = PhaseIdle; return nil })
 			}
 			path := filepath.Join(dir, link)
 			target := victim
@@ -853,4 +864,27 @@ func TestAnyEnded(t *testing.T) {
 	check(false) // a turn log is not a session
 	mustMutate(t, s, "gone", func(tx *Tx) error { tx.Session.Phase = PhaseEnded; return nil })
 	check(true)
+}
+
+// A first write killed after its turn record was appended, before its state
+// file existed, leaves a log no state owns: the next write starts the
+// session afresh and keeps that log in quarantine rather than numbering
+// turn 1 a second time after it.
+func TestFirstWriteCutShortLeavesNoTwiceNumberedTurn(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	writeRaw(t, filepath.Join(dir, "sessions/x.turns.jsonl"), `{"t":"turn-start","turn":1,"at":"2026-01-01T00:00:00Z","prompt":"cut"}`+"\n")
+	sess := mustMutate(t, s, "x", func(tx *Tx) error {
+		if tx.Exists || tx.Session.Turns != 0 {
+			t.Errorf("the record starts with %d turns (exists %v)", tx.Session.Turns, tx.Exists)
+		}
+		tx.Session.Phase, tx.Session.Turns = PhaseActive, 1
+		return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: 1, At: time.Now(), Prompt: "new"})
+	})
+	if recs, _, err := s.ReadTurns("x", 0); err != nil || len(recs) != 1 || recs[0].Prompt != "new" || sess.Turns != 1 {
+		t.Errorf("turns: %+v (%d turns), %v", recs, sess.Turns, err)
+	}
+	reasons, _ := filepath.Glob(filepath.Join(dir, "quarantine", "sessions-x.turns.jsonl.*.reason"))
+	if len(reasons) != 1 || !bytes.Contains(readRaw(t, reasons[0]), []byte("first write was cut short")) {
+		t.Errorf("quarantined: %v", reasons)
+	}
 }
