@@ -314,11 +314,23 @@ func geminiReady(tm *tmuxSession) {
 }
 
 // geminiSend types a prompt into the TUI once it is ready, and submits
-// it.
+// it. A resumed session can drop the Enter while it still loads its
+// history (the prompt stays in the input box): until the box is empty
+// again, Enter is pressed anew; on an empty box Gemini ignores it.
 func geminiSend(tm *tmuxSession, prompt string) {
 	tm.t.Helper()
 	geminiReady(tm)
 	tm.prompt(prompt)
+	for range 5 {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if strings.Contains(tm.capture(), "Type your message") {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		tm.keys("Enter")
+	}
 }
 
 // geminiPaneQuiet fails the test if tether-hook said anything on the
