@@ -392,6 +392,12 @@ func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoi
 		return results, fmt.Errorf("condense: %w", err)
 	}
 	for _, id := range ids {
+		// A session that took turns, or ended, after this pass read it
+		// (a finalizer marks it while the pass runs) keeps its mark: the
+		// next sweep condenses the rest.
+		if s, err := st.Load(id); err == nil && s.Condensed < s.TurnLogSize {
+			continue
+		}
 		if err := st.ClearMark(state.MarkCondense, id); err != nil {
 			return results, err
 		}
