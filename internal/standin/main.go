@@ -13,7 +13,7 @@
 // stop (that turn ends), hang (wait to be killed), commit=MESSAGE
 // (git add -A and commit, as an agent does mid-turn), end[=reason],
 // sleep=DURATION, replay=FILE (fire a recorded Claude Code payload, such as
-// one of ../shared/fixtures/claude-code, with its session, transcript and
+// one of agent/testdata/recorded/claude-code, with its session, transcript and
 // cwd replaced by the stand-in's). Build it as "claude" to look like the
 // real thing.
 package main
