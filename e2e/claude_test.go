@@ -88,20 +88,7 @@ func TestClaudePrint(t *testing.T) {
 	if err := p.wait(4 * time.Minute); err != nil {
 		t.Fatalf("claude -p: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
-		t.Fatalf("a.txt: %q, %v", b, err)
-	}
-	r.git("add", "a.txt")
-	r.git("commit", "-q", "-m", "add a.txt")
-	var note string
-	waitFor(t, "the note on the commit", 90*time.Second, func() bool {
-		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
-		note = string(out)
-		return err == nil
-	})
-	if !strings.Contains(note, "Tether-Checkpoint: ") {
-		t.Fatalf("note on HEAD: %q", note)
-	}
+	r.commitWritten("a.txt")
 	show := r.show("HEAD", false)
 	if !strings.Contains(show, "make a file [[write a.txt]]") {
 		t.Errorf("tether-sweep show HEAD lacks the prompt:\n%.2000s", show)

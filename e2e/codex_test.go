@@ -123,18 +123,6 @@ func codexAgent(t *testing.T, p *proc) int {
 	return findProc(t, p.Cmd.Process.Pid, "codex", codexWait)
 }
 
-// sessionByID is the session id among rows.
-func sessionByID(t *testing.T, rows []sweep.Row, id string) sweep.Row {
-	t.Helper()
-	for _, s := range rows {
-		if s.ID == id {
-			return s
-		}
-	}
-	t.Fatalf("no session %s among %+v", id, rows)
-	return sweep.Row{}
-}
-
 // onlyCodexSession is the repository's one session: Codex's hidden threads
 // (the TUI's title) must not make others.
 func onlyCodexSession(t *testing.T, rows []sweep.Row) sweep.Row {
@@ -143,19 +131,6 @@ func onlyCodexSession(t *testing.T, rows []sweep.Row) sweep.Row {
 		t.Fatalf("want one codex session, have %+v", rows)
 	}
 	return rows[0]
-}
-
-// sweepUntilEnded sweeps until session id has ended, and returns it. A
-// process that exited may linger a moment as a zombie leader whose other
-// threads still run: alive, to proclive.
-func sweepUntilEnded(t *testing.T, r *repo, id string) sweep.Row {
-	t.Helper()
-	var s sweep.Row
-	waitFor(t, "a sweep to end session "+id, codexWait, func() bool {
-		s = sessionByID(t, r.sessions(true), id)
-		return s.Phase == "ended"
-	})
-	return s
 }
 
 // natives are the agent events tether.log recorded for session id, in
@@ -244,14 +219,7 @@ func TestCodexExecTurns(t *testing.T) {
 	if err := p.wait(codexWait); err != nil {
 		t.Fatalf("codex exec: %v\n%s", err, p.output())
 	}
-	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
-		t.Fatalf("a.txt = %q, %v; want the agent's write", b, err)
-	}
-	r.git("add", "a.txt")
-	r.git("commit", "-q", "-m", "add a.txt")
-	if note := r.note(); !strings.Contains(note, "Tether-Checkpoint: ") {
-		t.Errorf("note on HEAD: %q", note)
-	}
+	r.commitWritten("a.txt")
 	show := r.show("HEAD", true)
 	for _, want := range []string{"write it [[write a.txt]]", "exec_command", "written by the agent"} {
 		if !strings.Contains(show, want) {
@@ -382,7 +350,7 @@ func TestCodexTUI(t *testing.T) {
 	// sweep sees the TUI gone while idle.
 	tui.prompt("/quit")
 	waitGone(t, tuiPID, codexWait)
-	s = sweepUntilEnded(t, r, id)
+	s = r.sweepUntilEnded(id)
 	if s.EndReason != "owner-exited" || s.Interrupted {
 		t.Errorf("after /quit: %+v, want ended, owner-exited, not interrupted", s)
 	}
@@ -406,7 +374,7 @@ func TestCodexTUI(t *testing.T) {
 	if procName(daemon) == "" {
 		t.Fatalf("the app-server daemon, pid %d, died with the TUI", daemon)
 	}
-	s = sweepUntilEnded(t, r, id)
+	s = r.sweepUntilEnded(id)
 	if s.EndReason != "interrupted" || !s.Interrupted {
 		t.Errorf("after kill -9 of the TUI: %+v, want ended, interrupted", s)
 	}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,26 +27,14 @@ func copilotBins(t *testing.T) (bins, pkgCache string) {
 	t.Helper()
 	bins = npmCLI(t, "@github/copilot", "1.0.102")
 	pkgCache = filepath.Join(filepath.Dir(filepath.Dir(bins)), "copilot-pkg-cache")
-	lock, err := os.OpenFile(pkgCache+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	done := filepath.Join(pkgCache, ".tether-e2e-unpacked")
-	if _, err := os.Stat(done); err == nil {
-		return bins, pkgCache
-	}
-	cmd := exec.Command(filepath.Join(bins, "copilot"), "--version")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + bins + ":/usr/bin:/bin", "COPILOT_PKG_CACHE_HOME=" + pkgCache, "COPILOT_AUTO_UPDATE=false"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("copilot --version (unpacking): %v\n%s", err, out)
-	}
-	if err := os.WriteFile(done, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	once(t, pkgCache, func() error {
+		cmd := exec.Command(filepath.Join(bins, "copilot"), "--version")
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + bins + ":/usr/bin:/bin", "COPILOT_PKG_CACHE_HOME=" + pkgCache, "COPILOT_AUTO_UPDATE=false"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("copilot --version (unpacking): %w\n%s", err, out)
+		}
+		return nil
+	})
 	return bins, pkgCache
 }
 
@@ -211,15 +200,7 @@ func TestCopilotPrintTurns(t *testing.T) {
 	// A write turn, then a commit of what it wrote: the note on HEAD names
 	// the checkpoint, which holds the prompt and the transcript slice.
 	wid := runCopilot(t, r, "write it [[write a.txt]]")
-	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
-		t.Fatalf("a.txt: %q, %v", b, err)
-	}
-	r.git("add", "a.txt")
-	r.git("commit", "-q", "-m", "add a.txt")
-	note := r.note()
-	if !strings.Contains(note, "Tether-Checkpoint: ") {
-		t.Fatalf("note on HEAD: %q", note)
-	}
+	r.commitWritten("a.txt")
 	show := r.show("HEAD", false)
 	if !strings.Contains(show, "write it [[write a.txt]]") || !strings.Contains(show, "session "+wid[:8]+" (copilot)") {
 		t.Errorf("show HEAD lacks the write turn's session or prompt:\n%s", show)
@@ -281,11 +262,8 @@ func TestCopilotPrintKill(t *testing.T) {
 		t.Fatalf("owner %+v (%s), want the copilot process %d", s.Owner, s.Liveness, agentPID)
 	}
 	signal(t, agentPID, syscall.SIGKILL)
-	waitGone(t, agentPID, 30*time.Second)
 	p.wait(30 * time.Second)
-
-	r.sweep("run")
-	s = copilotSession(t, r.sessions(false), s.ID)
+	s = r.sweepUntilEnded(s.ID)
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || !s.Resumable || len(s.Checkpoints) != 1 {
 		t.Fatalf("after kill -9 and a sweep: %+v", s)
 	}
@@ -368,8 +346,8 @@ func TestCopilotTUI(t *testing.T) {
 	tm.text("/exit")
 	tm.waitText("❯ /exit", 30*time.Second)
 	tm.keys("Enter")
-	waitGone(t, agentPID, time.Minute)
-	s = r.waitSession("the session ended", 30*time.Second, func(row sweep.Row) bool { return row.ID == s.ID && row.Phase == "ended" })
+	waitExited(t, agentPID, 3*time.Minute)
+	s = r.waitSession("the session ended", time.Minute, func(row sweep.Row) bool { return row.ID == s.ID && row.Phase == "ended" })
 	if s.EndReason != "session-end" || s.Interrupted || s.Turns != 2 {
 		t.Errorf("/exit after a cancelled turn: %+v", s)
 	}
@@ -388,9 +366,7 @@ func TestCopilotTUIKill(t *testing.T) {
 	s := r.waitSession("the held turn recorded", time.Minute, func(s sweep.Row) bool { return s.Phase == "active" })
 	agentPID := copilotAgent(t, tm.pid())
 	signal(t, agentPID, syscall.SIGKILL)
-	waitGone(t, agentPID, 30*time.Second)
-	r.sweep("run")
-	s = copilotSession(t, r.sessions(false), s.ID)
+	s = r.sweepUntilEnded(s.ID)
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || !s.Resumable {
 		t.Errorf("after kill -9 of the TUI and a sweep: %+v", s)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherdev/tether/internal/mockllm"
 	"github.com/tetherdev/tether/sweep"
 )
 
@@ -66,7 +67,28 @@ func npmCLI(t *testing.T, pkg, version string) string {
 	}
 	dir := filepath.Join(cache, strings.ReplaceAll(pkg, "/", "+")+"@"+version)
 	bins := filepath.Join(dir, "node_modules", ".bin")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
+	once(t, dir, func() error {
+		// A failed install may have left part of it.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		start := time.Now()
+		cmd := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", pkg+"@"+version)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm install %s@%s: %w\n%s", pkg, version, err, out)
+		}
+		t.Logf("installed %s@%s in %s", pkg, version, time.Since(start).Round(time.Second))
+		return nil
+	})
+	return bins
+}
+
+// once runs setup for dir unless it already succeeded: under a lock on
+// dir+".lock", so parallel tests and test binaries share one setup, and
+// marked done by a file in dir only once it succeeded.
+func once(t *testing.T, dir string, setup func() error) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
@@ -77,23 +99,16 @@ func npmCLI(t *testing.T, pkg, version string) string {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatalf("lock %s: %v", lock.Name(), err)
 	}
-	done := filepath.Join(dir, ".tether-e2e-installed")
+	done := filepath.Join(dir, ".tether-e2e-done")
 	if _, err := os.Stat(done); err == nil {
-		return bins
+		return
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := setup(); err != nil {
 		t.Fatal(err)
-	}
-	start := time.Now()
-	cmd := exec.Command(npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", pkg+"@"+version)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
 	}
 	if err := os.WriteFile(done, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("installed %s@%s in %s", pkg, version, time.Since(start).Round(time.Second))
-	return bins
 }
 
 // repo is a scratch repository with tether installed, its own HOME and a
@@ -270,10 +285,53 @@ func (r *repo) waitSession(what string, timeout time.Duration, cond func(sweep.R
 	return found
 }
 
-// note is the tether note on HEAD, read with plain git.
-func (r *repo) note() string {
+// sessionByID is the session id among rows.
+func sessionByID(t *testing.T, rows []sweep.Row, id string) sweep.Row {
+	t.Helper()
+	for _, s := range rows {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("no session %s among %+v", id, rows)
+	return sweep.Row{}
+}
+
+// sweepUntilEnded runs status, which sweeps, until session id has ended,
+// and returns it. An agent killed with -9 lingers as a zombie leader
+// while its other threads exit, alive to proclive (rightly: see
+// waitGone), and on a loaded machine that takes long.
+func (r *repo) sweepUntilEnded(id string) sweep.Row {
 	r.t.Helper()
-	return r.git("notes", "--ref=tether", "show", "HEAD")
+	var s sweep.Row
+	waitFor(r.t, "a sweep to end session "+id, 3*time.Minute, func() bool {
+		s = sessionByID(r.t, r.sessions(true), id)
+		return s.Phase == "ended"
+	})
+	return s
+}
+
+// commitWritten commits path, which an agent's turn wrote, as a user
+// would, and waits for the tether note the post-commit sweep puts on the
+// commit, read with plain git: it must name a checkpoint. The commit
+// waits for its sweep only briefly (tether.commitWait), so the note may
+// land after it returns.
+func (r *repo) commitWritten(path string) {
+	r.t.Helper()
+	if b, err := os.ReadFile(filepath.Join(r.Dir, path)); err != nil || string(b) != mockllm.Content {
+		r.t.Fatalf("%s = %q, %v; want the agent's write", path, b, err)
+	}
+	r.git("add", path)
+	r.git("commit", "-q", "-m", "add "+path)
+	var note string
+	waitFor(r.t, "the note on the commit", 2*time.Minute, func() bool {
+		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
+		note = string(out)
+		return err == nil
+	})
+	if !strings.Contains(note, "Tether-Checkpoint: ") {
+		r.t.Fatalf("note on HEAD: %q", note)
+	}
 }
 
 // show is `tether-sweep show REV` and, with transcript, its stored

@@ -136,20 +136,7 @@ func TestOpenCodeRun(t *testing.T) {
 
 	// A turn that writes a file through OpenCode's write tool, committed.
 	opencodeRun(t, r, true, "make a file [[write a.txt]]")
-	if b, err := os.ReadFile(filepath.Join(r.Dir, "a.txt")); err != nil || string(b) != mockllm.Content {
-		t.Fatalf("a.txt: %q, %v", b, err)
-	}
-	r.git("add", "a.txt")
-	r.git("commit", "-q", "-m", "add a.txt")
-	var note string
-	waitFor(t, "the note on the commit", 2*time.Minute, func() bool {
-		out, err := r.command("git", "notes", "--ref=tether", "show", "HEAD").CombinedOutput()
-		note = string(out)
-		return err == nil
-	})
-	if !strings.Contains(note, "Tether-Checkpoint: ") {
-		t.Fatalf("note on HEAD: %q", note)
-	}
+	r.commitWritten("a.txt")
 	if show := r.show("HEAD", false); !strings.Contains(show, "make a file [[write a.txt]]") {
 		t.Errorf("tether-sweep show HEAD lacks the prompt:\n%.2000s", show)
 	}
@@ -242,9 +229,7 @@ func TestOpenCodeTUI(t *testing.T) {
 	}
 	r.waitSession("the third turn recorded active", opencodeTimeout, func(s sweep.Row) bool { return s.Phase == "active" && s.Turns == 3 })
 	signal(t, oc, syscall.SIGKILL)
-	waitGone(t, oc, 30*time.Second)
-	r.sweep("run")
-	s = opencodeSession(t, r.sessions(false), s.ID)
+	s = r.sweepUntilEnded(s.ID)
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted {
 		t.Fatalf("after kill -9 mid-turn in the TUI: %+v", s)
 	}
