@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -391,16 +392,23 @@ func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoi
 	if err != nil {
 		return results, fmt.Errorf("condense: %w", err)
 	}
-	for _, id := range ids {
-		// A session that took turns, or ended, after this pass read it
-		// (a finalizer marks it while the pass runs) keeps its mark: the
-		// next sweep condenses the rest.
-		if s, err := st.Load(id); err == nil && s.Condensed < s.TurnLogSize {
-			continue
+	return results, clearCondensed(st, ids)
+}
+
+// clearCondensed clears the to-condense marks of the sessions ids whose
+// turn logs are condensed to the end. A session that took turns, or ended
+// again, after a condense pass read it keeps its mark, for the next sweep
+// to condense the rest. Its lock makes the check and the clearing one
+// step: a session that ends marks itself, then writes its last turns,
+// under that lock.
+func clearCondensed(st *state.Store, ids []string) error {
+	_, errs := st.MutateEach(ids, func(tx *state.Tx) error {
+		if !tx.Session.HasPending() {
+			if err := st.ClearMark(state.MarkCondense, tx.Session.ID); err != nil {
+				return err
+			}
 		}
-		if err := st.ClearMark(state.MarkCondense, id); err != nil {
-			return results, err
-		}
-	}
-	return results, nil
+		return state.ErrNoChange
+	})
+	return errors.Join(errs...)
 }

@@ -265,16 +265,22 @@ func writeEnded(b *testing.B, st *state.Store, n int) {
 // A session its agent ended (SessionEnd) never reaches the sweep's scan of
 // live sessions; the store's to-condense mark brings it to the next sweep,
 // which saves its turns exactly once.
-func TestSessionEndedByItsAgentIsCondensed(t *testing.T) {
-	repo, st := newRepo(t)
-	startTurn(t, st, repo, "ended-1", aliveOwner(t))
-	if _, err := st.Mutate("ended-1", func(s *state.Session) error {
+// endByAgent records the session end its agent's hook reports.
+func endByAgent(t testing.TB, st *state.Store, id string) {
+	t.Helper()
+	if _, err := st.Mutate(id, func(s *state.Session) error {
 		to, act := state.Transition(s.Phase, state.EventSessionEnd)
 		s.Phase, s.EndReason, s.Interrupted = to, act.EndReason, act.Interrupted
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestSessionEndedByItsAgentIsCondensed(t *testing.T) {
+	repo, st := newRepo(t)
+	startTurn(t, st, repo, "ended-1", aliveOwner(t))
+	endByAgent(t, st, "ended-1")
 	if marked, err := st.Marked(state.MarkCondense); err != nil || len(marked) != 1 {
 		t.Fatalf("condense marks = %v, %v", marked, err)
 	}
@@ -292,6 +298,45 @@ func TestSessionEndedByItsAgentIsCondensed(t *testing.T) {
 	rep, err = Run(repo, st, Options{})
 	if err != nil || len(rep.Checkpoints) != 0 {
 		t.Fatalf("second sweep condensed again: %+v, %v", rep.Checkpoints, err)
+	}
+}
+
+// A session resumed, given a turn and ended again while a condense pass
+// ran keeps its to-condense mark: clearing it would strand that turn
+// (seen under stress). Only a session condensed to the end loses it.
+func TestCondenseKeepsTheMarkOfTurnsItDidNotSee(t *testing.T) {
+	repo, st := newRepo(t)
+	ids := []string{"seen-1", "grew-1"}
+	for _, id := range ids {
+		startTurn(t, st, repo, id, aliveOwner(t))
+		endByAgent(t, st, id)
+	}
+	cp, err := openCheckpoints(repo, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cp.Condense(st, ids, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The pass has read both; grew-1's agent resumes it now.
+	startTurn(t, st, repo, "grew-1", aliveOwner(t))
+	endByAgent(t, st, "grew-1")
+	if err := clearCondensed(st, ids); err != nil {
+		t.Fatal(err)
+	}
+	if marked, err := st.Marked(state.MarkCondense); err != nil || len(marked) != 1 || marked[0] != "grew-1" {
+		t.Fatalf("condense marks after the pass = %v, %v; want grew-1's only", marked, err)
+	}
+
+	rep, err := Run(repo, st, Options{})
+	if err != nil || len(rep.Checkpoints) != 1 || rep.Checkpoints[0].Session != "grew-1" {
+		t.Fatalf("the next sweep: %+v, %v; want grew-1's second turn condensed", rep.Checkpoints, err)
+	}
+	if s, err := st.Load("grew-1"); err != nil || s.HasPending() || len(s.Checkpoints) != 2 {
+		t.Fatalf("grew-1: %+v, %v", s, err)
+	}
+	if marked, _ := st.Marked(state.MarkCondense); len(marked) != 0 {
+		t.Fatalf("marks left behind: %v", marked)
 	}
 }
 
