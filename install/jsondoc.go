@@ -248,60 +248,54 @@ func (p *parser) skipSpace() {
 	}
 }
 
+// items reads the members of an object or the elements of an array, past
+// its opening bracket, up to and including end: item reads each, given the
+// comments before it. It returns the comments after the last.
+func (p *parser) items(end byte, item func(lead string)) (tail string) {
+	p.i++
+	var pending string // comments since the last item
+	for {
+		from := p.i
+		p.skipSpace()
+		pending = joinComments(pending, p.since(from))
+		switch p.s[p.i] {
+		case end:
+			p.i++
+			return pending
+		case ',':
+			p.i++
+			continue
+		}
+		item(pending)
+		pending = ""
+	}
+}
+
 func (p *parser) value() *node {
 	start := p.i
 	n := &node{}
 	switch p.s[p.i] {
 	case '{':
 		n.kind = objectNode
-		p.i++
-		var pending string // comments since the last member
-		for {
-			from := p.i
-			p.skipSpace()
-			pending = joinComments(pending, p.since(from))
-			if p.s[p.i] == '}' {
-				n.tail = pending
-				p.i++
-				break
-			}
-			if p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
+		n.tail = p.items('}', func(lead string) {
 			rawKey := p.str()
-			from = p.i
+			from := p.i
 			p.skipSpace()
 			p.i++ // ':'
 			p.skipSpace()
-			lead := joinComments(pending, p.since(from))
-			pending = ""
+			lead = joinComments(lead, p.since(from))
 			var key string
 			// The key was validated by json.Valid; decoding cannot fail.
 			_ = json.Unmarshal([]byte(rawKey), &key)
 			n.members = append(n.members, member{key: key, rawKey: rawKey, val: p.value(), lead: lead})
-		}
+		})
 	case '[':
 		n.kind = arrayNode
-		p.i++
-		var pending string
-		for {
-			from := p.i
-			p.skipSpace()
-			pending = joinComments(pending, p.since(from))
-			if p.s[p.i] == ']' {
-				n.tail = pending
-				p.i++
-				break
-			}
-			if p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
+		n.tail = p.items(']', func(lead string) {
 			e := p.value()
-			e.lead, pending = pending, ""
+			e.lead = lead
 			n.elems = append(n.elems, e)
-		}
+		})
 	case '"':
 		p.str()
 	default:
