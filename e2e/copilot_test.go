@@ -216,21 +216,25 @@ func TestCopilotPrintTurns(t *testing.T) {
 		}
 	}
 
-	// resume --print gives Copilot's own command; run, it revives the
-	// same session.
-	short := id[:8]
-	if out := r.sweep("resume", "--print", short); !strings.Contains(out, "copilot --resume="+id) {
+	resumeCopilot(t, r, id, "and again")
+	r.checkClean()
+}
+
+// resumeCopilot checks that resume --print gives Copilot's own command
+// for session id, which has taken one turn, and runs it with prompt: it
+// takes the second turn of the same session, which ends cleanly.
+func resumeCopilot(t *testing.T, r *repo, id, prompt string) {
+	t.Helper()
+	if out := r.sweep("resume", "--print", id[:8]); !strings.Contains(out, "copilot --resume="+id) {
 		t.Fatalf("resume --print: %q", out)
 	}
-	if got := runCopilot(t, r, "and again", "--resume="+id); got != id {
+	if got := runCopilot(t, r, prompt, "--resume="+id); got != id {
 		t.Fatalf("copilot --resume=%s ran session %s", id, got)
 	}
-	s = copilotSession(t, r.sessions(false), id)
-	if s.Phase != "ended" || s.EndReason != "session-end" || s.Turns != 2 || s.LastPrompt != "and again" {
-		t.Errorf("after resuming: %+v", s)
+	s := copilotSession(t, r.sessions(false), id)
+	if s.Phase != "ended" || s.EndReason != "session-end" || s.Turns != 2 || s.LastPrompt != prompt {
+		t.Errorf("session %s, resumed: %+v", id, s)
 	}
-
-	r.checkClean()
 }
 
 // A model error in -p: the turn fails with the API's message in
@@ -271,16 +275,7 @@ func TestCopilotPrintKill(t *testing.T) {
 	if !strings.Contains(transcript, "take your time [[hold]]") || !strings.Contains(transcript, `"type":"user.message"`) {
 		t.Errorf("the interrupted turn's checkpoint lacks its transcript:\n%s", tail(transcript, 3000))
 	}
-	if out := r.sweep("resume", "--print", s.ID[:8]); !strings.Contains(out, "copilot --resume="+s.ID) {
-		t.Fatalf("resume --print: %q", out)
-	}
-	if got := runCopilot(t, r, "go on", "--resume="+s.ID); got != s.ID {
-		t.Fatalf("copilot --resume=%s ran session %s", s.ID, got)
-	}
-	s = copilotSession(t, r.sessions(false), s.ID)
-	if s.Phase != "ended" || s.EndReason != "session-end" || s.Turns != 2 || s.LastPrompt != "go on" {
-		t.Errorf("the killed session, resumed: %+v", s)
-	}
+	resumeCopilot(t, r, s.ID, "go on")
 	r.checkClean()
 }
 
