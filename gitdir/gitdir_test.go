@@ -325,6 +325,46 @@ func TestHeadMatchesGit(t *testing.T) {
 	}
 }
 
+// Ref reads what git reads for a ref, loose or packed, through symbolic
+// refs, and nothing for one that does not exist.
+func TestRefMatchesGit(t *testing.T) {
+	f := newFixture(t)
+	f.initRepo("main")
+	f.git("main", "update-ref", "refs/tether/snapshots/loose", "HEAD")
+	f.git("main", "update-ref", "refs/tether/snapshots/packed", "HEAD")
+	f.git("main", "pack-refs", "--all")
+	f.git("main", "commit", "-q", "--allow-empty", "-m", "second")
+	f.git("main", "update-ref", "refs/tether/snapshots/both", "HEAD~1")
+	f.git("main", "pack-refs", "--all")
+	f.git("main", "update-ref", "refs/tether/snapshots/both", "HEAD") // the loose one wins
+	f.git("main", "symbolic-ref", "refs/tether/alias", "refs/tether/snapshots/loose")
+	r, err := FindEnv(f.path("main"), func(k string) string {
+		if k == "GIT_CEILING_DIRECTORIES" {
+			return f.root
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"refs/tether/snapshots/loose", "refs/tether/snapshots/packed", "refs/tether/snapshots/both", "refs/tether/alias", "refs/tether/snapshots/none", "refs/heads/main"} {
+		want, _ := runGit(t, f.path("main"), f.root, nil, "rev-parse", "--verify", "-q", name)
+		got, err := Ref(r, name)
+		if err != nil || got != want {
+			t.Errorf("Ref(%s) = %q, %v; git says %q", name, got, err, want)
+		}
+	}
+	if _, err := Ref(r, "refs/../../HEAD"); err == nil {
+		t.Error("Ref read a name that steps out of refs/")
+	}
+	if err := os.Mkdir(filepath.Join(r.CommonDir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Ref(r, "refs/heads/main"); !errors.Is(err, ErrReftable) {
+		t.Errorf("Ref in a reftable repository: %v, want ErrReftable", err)
+	}
+}
+
 func TestHeadErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{"refs/heads", "objects"} {

@@ -45,6 +45,24 @@ func Head(gitDir, commonDir string) (commit, branch string, err error) {
 	return commit, strings.TrimPrefix(name, "refs/heads/"), nil
 }
 
+// Ref reads the object ID ref name (a full name, refs/...) points to in
+// r, through symbolic refs, as git would: the loose file first, then
+// packed-refs; "" when it exists nowhere. A repository that keeps its refs
+// in the reftable format gives ErrReftable (the caller can run git).
+func Ref(r Repo, name string) (string, error) {
+	if err := checkRefName(name); err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(filepath.Join(r.CommonDir, "reftable")); err == nil && fi.IsDir() {
+		return "", fmt.Errorf("read %s in %s: %w", name, r.CommonDir, ErrReftable)
+	}
+	_, hash, err := resolveRef(r.GitDir, r.CommonDir, name)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	return hash, nil
+}
+
 // resolveRef follows a ref (and symbolic refs it points to) to an object
 // ID: the loose file first, then packed-refs. It returns the last ref of
 // the chain and its object ID, "" if the ref exists nowhere (an unborn

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
+
+	"github.com/tetherdev/tether/capture"
 )
 
 // Reader reads recorded captures in-process.
@@ -31,60 +33,26 @@ func OpenReader(commonDir string) (*Reader, error) {
 	return &Reader{st: filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())}, nil
 }
 
-// tip is the commit a ref names, "" when there is no such ref.
-func (r *Reader) tip(ref string) (string, error) {
-	h, err := r.st.Reference(plumbing.ReferenceName(ref))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return h.Hash().String(), nil
-}
-
-// writeCommit stores a commit of tree (on parent, when not "") as a loose
-// object, by tether: the captures are the tool's, not the person's.
-func (r *Reader) writeCommit(tree, parent, msg string) (string, error) {
-	if !plumbing.IsHash(tree) {
-		return "", fmt.Errorf("tree %q: only SHA-1 repositories are supported", tree)
-	}
-	sig := object.Signature{Name: "tether", Email: "tether@localhost", When: time.Now()}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: plumbing.NewHash(tree)}
-	if parent != "" {
-		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(parent)}
-	}
-	obj := r.st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return "", fmt.Errorf("encode commit: %w", err)
-	}
-	h, err := r.st.SetEncodedObject(obj)
-	if err != nil {
-		return "", fmt.Errorf("write commit: %w", err)
-	}
-	return h.String(), nil
-}
-
 // maxEntries bounds the walk of one session's captures (two per turn).
 const maxEntries = 100_000
 
 // List returns a session's captures, oldest first; none when it has no ref.
-func (r *Reader) List(session string) ([]Entry, error) {
-	ref, err := r.st.Reference(plumbing.ReferenceName(Ref(session)))
+func (r *Reader) List(session string) ([]capture.Entry, error) {
+	ref, err := r.st.Reference(plumbing.ReferenceName(capture.Ref(session)))
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("captures of %s: %w", session, err)
 	}
-	var out []Entry
+	var out []capture.Entry
 	h := ref.Hash()
 	for range maxEntries {
 		c, err := object.GetCommit(r.st, h)
 		if err != nil {
 			return nil, fmt.Errorf("captures of %s: commit %s: %w", session, h, err)
 		}
-		if e, ok := parseMessage(c.Message); ok {
+		if e, ok := capture.ParseMessage(c.Message); ok {
 			e.Tree, e.Commit, e.Time = c.TreeHash.String(), c.Hash.String(), c.Committer.When
 			out = append(out, e)
 		}
@@ -192,8 +160,8 @@ func (r *Reader) Files(tree string, paths []string) (map[string]File, error) {
 }
 
 // Has reports whether entries hold a capture of turn at a boundary.
-func Has(entries []Entry, turn int, at string) bool {
-	return slices.ContainsFunc(entries, func(e Entry) bool { return e.Turn == turn && e.At == at })
+func Has(entries []capture.Entry, turn int, at string) bool {
+	return slices.ContainsFunc(entries, func(e capture.Entry) bool { return e.Turn == turn && e.At == at })
 }
 
 // Pick finds the captures bounding turn among a session's entries: its
@@ -201,27 +169,27 @@ func Has(entries []Entry, turn int, at string) bool {
 // Start (the turn was cut short by another), else its first Swept (the
 // sweep's look after the turn was interrupted). ok is false when either is
 // missing.
-func Pick(entries []Entry, turn int) (start, end Entry, ok bool) {
-	find := func(turn int, at string) (Entry, bool) {
-		i := slices.IndexFunc(entries, func(e Entry) bool { return e.Turn == turn && e.At == at })
+func Pick(entries []capture.Entry, turn int) (start, end capture.Entry, ok bool) {
+	find := func(turn int, at string) (capture.Entry, bool) {
+		i := slices.IndexFunc(entries, func(e capture.Entry) bool { return e.Turn == turn && e.At == at })
 		if i < 0 {
-			return Entry{}, false
+			return capture.Entry{}, false
 		}
 		return entries[i], true
 	}
-	start, ok = find(turn, Start)
+	start, ok = find(turn, capture.Start)
 	if !ok {
-		return Entry{}, Entry{}, false
+		return capture.Entry{}, capture.Entry{}, false
 	}
 	for _, c := range []struct {
 		turn int
 		at   string
-	}{{turn, End}, {turn + 1, Start}, {turn, Swept}} {
+	}{{turn, capture.End}, {turn + 1, capture.Start}, {turn, capture.Swept}} {
 		if e, found := find(c.turn, c.at); found {
 			return start, e, true
 		}
 	}
-	return start, Entry{}, false
+	return start, capture.Entry{}, false
 }
 
 // Commit is what a commit did: the paths it changed against its first

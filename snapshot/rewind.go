@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tetherdev/tether/capture"
 )
 
 // Action is what rewinding does to one path.
@@ -42,41 +44,22 @@ func Plan(paths []string, from, to, now map[string]File) (actions []Action, conf
 	return actions, conflicts
 }
 
-// Apply carries out a plan: the paths to restore or recreate get their
-// content (and mode) from tree to, through a temporary index (git
-// read-tree, git checkout-index), never the user's; the paths to remove
-// are removed, with the directories they leave empty. Nothing else in the
-// worktree is touched.
-func (s *Snapshots) Apply(to string, actions []Action) error {
+// Apply carries out a plan in w's worktree: the paths to restore or
+// recreate get their content (and mode) from tree to (Worktree.Checkout,
+// never through the user's index); the paths to remove are removed, with
+// the directories they leave empty. Nothing else in the worktree is
+// touched.
+func Apply(w *capture.Worktree, to string, actions []Action) error {
 	var checkout []string
 	for _, a := range actions {
 		if a.Do != "remove" {
 			checkout = append(checkout, a.Path)
 		}
 	}
-	if len(checkout) > 0 {
-		tmp, err := os.CreateTemp(filepath.Dir(s.IndexFile()), ".rewind-index-")
-		if err != nil {
-			if err := os.MkdirAll(filepath.Dir(s.IndexFile()), 0o700); err != nil {
-				return fmt.Errorf("rewind: %w", err)
-			}
-			if tmp, err = os.CreateTemp(filepath.Dir(s.IndexFile()), ".rewind-index-"); err != nil {
-				return fmt.Errorf("rewind: %w", err)
-			}
-		}
-		tmp.Close()
-		index := tmp.Name()
-		os.Remove(index) // git wants to create it
-		defer os.Remove(index)
-		if _, err := s.git(index, nil, "read-tree", to); err != nil {
-			return fmt.Errorf("rewind: %w", err)
-		}
-		list := strings.Join(checkout, "\x00") + "\x00"
-		if _, err := s.git(index, strings.NewReader(list), "checkout-index", "-f", "-z", "--stdin"); err != nil {
-			return fmt.Errorf("rewind: %w", err)
-		}
+	if err := w.Checkout(to, checkout); err != nil {
+		return fmt.Errorf("rewind: %w", err)
 	}
-	root, err := os.OpenRoot(s.repo.WorkTree)
+	root, err := os.OpenRoot(w.Dir())
 	if err != nil {
 		return fmt.Errorf("rewind: %w", err)
 	}

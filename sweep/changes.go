@@ -3,6 +3,7 @@ package sweep
 import (
 	"time"
 
+	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/snapshot"
@@ -12,7 +13,7 @@ import (
 // turnChanges fills in what each condensed turn changed, from the session's
 // captures: a turn's start against its end (snapshot.Pick). An interrupted
 // turn with no capture after it is compared with the worktree as found now,
-// which is captured and recorded (snapshot.Swept) so that a retry, and
+// which is captured and recorded (capture.Swept) so that a retry, and
 // rewind, see the same. A running turn is left for the checkpoint that
 // continues it. Failures are logged: a checkpoint is never held up by them.
 func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
@@ -44,7 +45,7 @@ func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
 			}
 			start, end, ok := snapshot.Pick(entries, t.Turn)
 			// A killed turn's start is all that will come: no waiting then.
-			if !ok && landing(t, time.Now()) && !(t.Interrupted && snapshot.Has(entries, t.Turn, snapshot.Start)) {
+			if !ok && landing(t, time.Now()) && !(t.Interrupted && snapshot.Has(entries, t.Turn, capture.Start)) {
 				entries = waitForCaptures(reader, s.ID, t.Turn, entries, log)
 				start, end, ok = snapshot.Pick(entries, t.Turn)
 			}
@@ -95,7 +96,7 @@ func landing(t *checkpoint.Turn, now time.Time) bool {
 // waitForCaptures reads the session's captures again until the turn's
 // start and end are there, up to captureWait: a sweep right after a turn
 // (a session end, a commit) may run before the hook's capture lands.
-func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []snapshot.Entry, log func(string, error, int)) []snapshot.Entry {
+func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []capture.Entry, log func(string, error, int)) []capture.Entry {
 	for deadline := time.Now().Add(captureWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		fresh, err := r.List(session)
 		if err != nil {
@@ -113,15 +114,15 @@ func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []sna
 // sweptCapture captures the worktree of an interrupted turn that has a
 // start capture, as the sweep finds it; nil when there is nothing to
 // compare it with.
-func sweptCapture(st *state.Store, s *state.Session, turn int, entries []snapshot.Entry) (*snapshot.Entry, error) {
-	if !snapshot.Has(entries, turn, snapshot.Start) {
+func sweptCapture(st *state.Store, s *state.Session, turn int, entries []capture.Entry) (*capture.Entry, error) {
+	if !snapshot.Has(entries, turn, capture.Start) {
 		return nil, nil // nothing to compare with
 	}
 	repo, err := gitdir.Find(s.Worktree)
 	if err != nil {
 		return nil, err
 	}
-	e, err := snapshot.New(repo, st).CaptureTurn(s.ID, turn, snapshot.Swept)
+	e, err := capture.New(repo, st).CaptureTurn(s.ID, turn, capture.Swept)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
-	"github.com/tetherdev/tether/snapshot"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -59,7 +59,7 @@ func Clean(repo gitdir.Repo, st *state.Store, cutoff time.Time, dryRun bool) ([]
 			} else {
 				c.Removed = true
 				// The captures of its worktree go with it.
-				if err := snapshot.New(repo, st).Remove(s.ID); err != nil {
+				if err := capture.New(repo, st).Remove(s.ID); err != nil {
 					st.Logger().Warn("clean: remove captures", state.LogKeySession, s.ID, state.LogKeyError, err.Error())
 				}
 				// Its checkpoints stay; there is no session

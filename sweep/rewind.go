@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/snapshot"
@@ -42,7 +43,7 @@ var ErrTurnRunning = errors.New("the session is running a turn: rewind it once t
 // (an interrupted turn that has no capture after it: the worktree now).
 // It touches no other path, refuses when one of those paths no longer
 // holds what the turn left there, and keeps what it overwrites as a
-// capture (snapshot.Rewind) that undo puts back. With undo, it reverses
+// capture (capture.Rewind) that undo puts back. With undo, it reverses
 // the session's last rewind instead, under the same rules.
 func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun bool) (*Rewound, error) {
 	s, err := st.Load(id)
@@ -65,7 +66,7 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	if err != nil {
 		return nil, err
 	}
-	snaps := snapshot.New(repo, st)
+	snaps := capture.New(repo, st)
 	out := &Rewound{Session: id, Undo: undo, DryRun: dryRun, Actions: []snapshot.Action{}}
 
 	// from: what the paths hold after the turn; to: what they go back to.
@@ -73,7 +74,7 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	if undo {
 		last := -1
 		for i, e := range entries {
-			if e.At == snapshot.Rewind {
+			if e.At == capture.Rewind {
 				last = i
 			}
 		}
@@ -88,7 +89,7 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 		}
 		out.Turn = turn
 		start, end, ok := snapshot.Pick(entries, turn)
-		if !ok && !snapshot.Has(entries, turn, snapshot.Start) {
+		if !ok && !snapshot.Has(entries, turn, capture.Start) {
 			return nil, fmt.Errorf("turn %d of session %s has no capture of its start (captures off, or they failed: see the log)", turn, id)
 		}
 		from, to = end.Tree, start.Tree
@@ -124,12 +125,12 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	}
 	// Kept before anything is written: from holds, on these paths, what
 	// the worktree holds now.
-	kept, err := snaps.Record(id, snapshot.Entry{Turn: out.Turn, At: snapshot.Rewind, Tree: from, Restored: to})
+	kept, err := snaps.Record(id, capture.Entry{Turn: out.Turn, At: capture.Rewind, Tree: from, Restored: to})
 	if err != nil {
 		return out, err
 	}
 	out.Kept = kept.Commit
-	if err := snaps.Apply(to, actions); err != nil {
+	if err := snapshot.Apply(snaps, to, actions); err != nil {
 		return out, err
 	}
 	st.Logger().Info("rewound", state.LogKeySession, id, "turn", out.Turn, "undo", undo, "paths", len(actions))

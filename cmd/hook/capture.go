@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 
+	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/state"
 )
@@ -27,7 +31,7 @@ func captureOn(repo gitdir.Repo, getenv func(string) string) bool {
 // the pid it names before cleaning up, see internal/bgsweep).
 const captureStartedMsg = "capture started"
 
-// startCapture launches `tether-sweep snapshot` detached, to record the
+// startCapture starts `tether-hook capture` detached, to record the
 // worktree at a turn's boundary (at: "start" or "end"), and returns at
 // once: the agent never waits for the capture, which runs while the model
 // thinks about the prompt, well before its first tool call.
@@ -35,13 +39,12 @@ func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, t
 	if repo.WorkTree == "" || !captureOn(repo, h.getenv) {
 		return
 	}
-	bin := h.sweepBinary()
+	bin := h.self()
 	if bin == "" {
-		// Info: self-heal already warns of a missing tether-sweep.
-		st.Logger().Info("capture: tether-sweep not found next to tether-hook or on PATH", state.LogKeySession, session)
+		st.Logger().Info("capture: cannot find tether-hook's own binary", state.LogKeySession, session)
 		return
 	}
-	cmd := exec.Command(bin, "snapshot", "--session", session, "--turn", strconv.Itoa(turn), "--at", at)
+	cmd := exec.Command(bin, "capture", session, strconv.Itoa(turn), at)
 	cmd.Dir = repo.WorkTree
 	if err := startDetached(cmd); err != nil {
 		st.Logger().Warn("capture: start", state.LogKeySession, session, state.LogKeyError, err.Error())
@@ -49,4 +52,58 @@ func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, t
 	}
 	st.Logger().Info(captureStartedMsg, state.LogKeySession, session, "turn", turn, "at", at, "pid", cmd.Process.Pid)
 	_ = cmd.Process.Release()
+}
+
+// selfBinary is this binary, "" when the system cannot say.
+func selfBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
+}
+
+// captureMain is `tether-hook capture SESSION TURN start|end`, which
+// startCapture runs in the worktree to capture: it records the worktree
+// for that boundary. It is the hook's own binary, not tether-sweep, for
+// the capture to cost little more than git's own work: this one starts
+// in a millisecond, with no git library to load.
+func captureMain(args []string, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tether-hook capture: "+format+"\n", a...)
+		return 1
+	}
+	if len(args) != 3 {
+		return fail("usage: tether-hook capture SESSION TURN start|end")
+	}
+	session, at := args[0], args[2]
+	turn, err := strconv.Atoi(args[1])
+	switch {
+	case state.ValidateID(session) != nil:
+		return fail("session: %v", state.ValidateID(session))
+	case err != nil || turn < 1:
+		return fail("turn %q: want 1 or more", args[1])
+	case at != capture.Start && at != capture.End:
+		return fail("%q: want start or end", at)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return fail("%v", err)
+	}
+	repo, err := gitdir.Find(dir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st, err := state.Open(repo.CommonDir, state.Options{})
+	if err != nil {
+		return fail("open store: %v", err)
+	}
+	defer st.Close()
+	e, err := capture.New(repo, st).CaptureTurn(session, turn, at)
+	if err != nil {
+		st.Logger().Warn("capture failed", state.LogKeySession, session, "turn", turn, "at", at, state.LogKeyError, err.Error())
+		return fail("turn %d %s: %v", turn, at, err)
+	}
+	st.Logger().Info("captured", state.LogKeySession, session, "turn", turn, "at", at, "tree", e.Tree)
+	return 0
 }

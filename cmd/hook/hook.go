@@ -43,6 +43,9 @@ type hook struct {
 	// sweepBinary locates tether-sweep for self-healing; "" when there is
 	// none.
 	sweepBinary func() string
+	// self is this binary, which captures the worktree (see
+	// startCapture); "" when there is none.
+	self func() string
 
 	store   *state.Store // set once the repo is found, for logging
 	agent   string

@@ -26,6 +26,7 @@ func inProcess(r testRepo, stdin []byte, args ...string) (h *hook, stdout, stder
 		getenv:      func(string) string { return "" },
 		getwd:       func() (string, error) { return r.dir, nil },
 		sweepBinary: func() string { return "" },
+		self:        func() string { return "" },
 	}
 	return h, stdout, stderr
 }

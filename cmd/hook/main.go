@@ -16,6 +16,9 @@ func main() {
 		postCommit(os.Getenv, os.Stderr)
 		os.Exit(0)
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "capture" {
+		os.Exit(captureMain(os.Args[2:], os.Stderr))
+	}
 	h := &hook{
 		args:        os.Args[1:],
 		stdin:       os.Stdin,
@@ -24,6 +27,7 @@ func main() {
 		getenv:      os.Getenv,
 		getwd:       os.Getwd,
 		sweepBinary: sweepBinary,
+		self:        selfBinary,
 	}
 	h.run()
 	os.Exit(0)

@@ -27,7 +27,7 @@ var groups = []*cobra.Group{
 func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.statusCommand(), a.runCommand(), a.endCommand(), a.linkCommand(), a.resumeCommand(), a.rewindCommand(), a.cleanCommand(),
-		a.showCommand(), a.pushCommand(), a.fetchCommand(), a.snapshotCommand(),
+		a.showCommand(), a.pushCommand(), a.fetchCommand(),
 		a.installCommand(), a.uninstallCommand(), a.doctorCommand(), a.versionCommand(),
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // The log messages tether-hook writes, with the process's pid, when it
 // launches a sweep, when a post-commit sweep goes on by itself, and when it
-// starts a capture of the worktree (tether-sweep snapshot).
+// starts a capture of the worktree (tether-hook capture).
 var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background", "capture started"}
 
 // Wait reads the tether log of the store at storeDir (<common>/tether) and

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tetherdev/tether/snapshot"
+	"github.com/tetherdev/tether/capture"
 )
 
 // benchHookCapture is benchHook with captures on (the default): the hook
-// starts `tether-sweep snapshot` in the background at every turn start and
+// starts `tether-hook capture` in the background at every turn start and
 // end. The captures run untimed after each timed turn start, so neither
 // side is timed while one is running.
 func benchHookCapture(b *bench) result {
@@ -44,7 +44,7 @@ type captureWatch struct {
 }
 
 func newCaptureWatch(repo, session string) *captureWatch {
-	return &captureWatch{file: filepath.Join(repo, ".git", filepath.FromSlash(snapshot.Ref(session)))}
+	return &captureWatch{file: filepath.Join(repo, ".git", filepath.FromSlash(capture.Ref(session)))}
 }
 
 // wait returns once the ref has moved n times since the last wait, and
@@ -67,7 +67,8 @@ func (w *captureWatch) wait(n int) time.Duration {
 	return time.Since(t0)
 }
 
-// benchCapture times `tether-sweep snapshot` (capture and record) in a
+// benchCapture times `tether-hook capture` (capture and record), as the
+// hook starts it, in a
 // worktree of n files with 10 of them changed since the last capture,
 // against the floor: `git add -A && git write-tree` on a private index of
 // its own, as warm. A second row is the delay between the hook's return at
@@ -97,7 +98,7 @@ func benchCapture(n int) func(b *bench) []result {
 		}
 		floorIndex := filepath.Join(b.work, name+".floor-index")
 		check(copyFile(filepath.Join(repo, ".git", "index"), floorIndex))
-		sweep := filepath.Join(b.bin, "tether-sweep")
+		hookBin := filepath.Join(b.bin, "tether-hook")
 		turn := 0
 		rounds := b.rounds / 4
 		if n >= 100_000 {
@@ -106,11 +107,11 @@ func benchCapture(n int) func(b *bench) []result {
 		c, f := interleavePrep(rounds, touch,
 			func() {
 				turn++
-				sh(repo, sweep+" snapshot --session bench --turn "+strconv.Itoa(turn)+" --at start", nil)
+				sh(repo, hookBin+" capture bench "+strconv.Itoa(turn)+" start", nil)
 			},
 			func() { sh(repo, "git add -A && git write-tree", nil, "GIT_INDEX_FILE="+floorIndex) })
 		capture := ratioResult(fmt.Sprintf("capture of %d files with 10 changed vs git add -A && git write-tree", n),
-			"tether-sweep snapshot", "git add -A && git write-tree (warm private index)", c, f, rounds,
+			"tether-hook capture", "git add -A && git write-tree (warm private index)", c, f, rounds,
 			"<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 })
 
 		// The hook's background capture: from its return to the ref moving.

@@ -1,4 +1,4 @@
-package snapshot
+package capture
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +30,8 @@ const (
 // RefPrefix is where the captures of every session are kept.
 const RefPrefix = "refs/tether/snapshots/"
 
-// Snapshots captures and records the worktree of one repository.
-type Snapshots struct {
+// Worktree captures and records the worktree of one repository.
+type Worktree struct {
 	repo gitdir.Repo
 	st   *state.Store
 	// env is added to the environment of the git commands (tests isolate
@@ -38,15 +39,15 @@ type Snapshots struct {
 	env []string
 }
 
-// New returns the snapshots of repo's worktree, kept in st.
-func New(repo gitdir.Repo, st *state.Store) *Snapshots {
-	return &Snapshots{repo: repo, st: st}
+// New returns the captures of repo's worktree, kept in st.
+func New(repo gitdir.Repo, st *state.Store) *Worktree {
+	return &Worktree{repo: repo, st: st}
 }
 
 // WithEnv adds environment variables to the git commands it runs.
-func (s *Snapshots) WithEnv(env ...string) *Snapshots {
-	c := *s
-	c.env = append(append([]string(nil), s.env...), env...)
+func (w *Worktree) WithEnv(env ...string) *Worktree {
+	c := *w
+	c.env = append(append([]string(nil), w.env...), env...)
 	return &c
 }
 
@@ -64,14 +65,14 @@ func Ref(session string) string {
 
 // key names the worktree's private index and lock: one per worktree, as
 // every worktree of a clone shares the store.
-func (s *Snapshots) key() string {
-	sum := sha256.Sum256([]byte(s.repo.WorkTree))
+func (w *Worktree) key() string {
+	sum := sha256.Sum256([]byte(w.repo.WorkTree))
 	return "snapshot-" + hex.EncodeToString(sum[:6])
 }
 
 // IndexFile is the private index of the worktree's captures.
-func (s *Snapshots) IndexFile() string {
-	return filepath.Join(s.st.Dir(), "snapshots", s.key()+".index")
+func (w *Worktree) IndexFile() string {
+	return filepath.Join(w.st.Dir(), "snapshots", w.key()+".index")
 }
 
 // captureWait bounds the wait for another capture of the worktree: one in
@@ -81,21 +82,21 @@ const captureWait = 30 * time.Second
 // Capture writes the worktree's content as a tree, through the private
 // index, and returns its hash. The blobs go into the repository's object
 // store, as `git add` would put them.
-func (s *Snapshots) Capture() (string, error) {
-	if s.repo.WorkTree == "" {
+func (w *Worktree) Capture() (string, error) {
+	if w.repo.WorkTree == "" {
 		return "", errors.New("capture: the repository has no worktree")
 	}
-	unlock, err := s.lock()
+	unlock, err := w.lock()
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	index := s.IndexFile()
-	seeded, err := s.seed(index)
+	index := w.IndexFile()
+	seeded, err := w.seed(index)
 	if err != nil {
 		return "", err
 	}
-	tree, err := s.writeTree(index)
+	tree, err := w.writeTree(index)
 	defer os.Chmod(index, 0o600) // git writes it as the umask says; the store keeps its files private
 	if err != nil && seeded {
 		// A copy of the user's index git cannot use on its own (a split
@@ -104,16 +105,16 @@ func (s *Snapshots) Capture() (string, error) {
 		if rerr := os.Remove(index); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			return "", fmt.Errorf("capture: %w", rerr)
 		}
-		tree, err = s.writeTree(index)
+		tree, err = w.writeTree(index)
 	}
 	return tree, err
 }
 
 // lock takes the worktree's capture lock, waiting up to captureWait.
-func (s *Snapshots) lock() (func() error, error) {
+func (w *Worktree) lock() (func() error, error) {
 	deadline := time.Now().Add(captureWait)
 	for {
-		unlock, err := s.st.Lock(s.key())
+		unlock, err := w.st.Lock(w.key())
 		if err == nil || time.Now().After(deadline) {
 			if err != nil {
 				return nil, fmt.Errorf("capture: %w", err)
@@ -126,14 +127,14 @@ func (s *Snapshots) lock() (func() error, error) {
 // seed copies the user's index to the private one when there is none yet,
 // so the first capture reuses what git already knows of the files. It
 // reports whether it did.
-func (s *Snapshots) seed(index string) (bool, error) {
+func (w *Worktree) seed(index string) (bool, error) {
 	if _, err := os.Stat(index); err == nil {
 		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(index), 0o700); err != nil {
 		return false, fmt.Errorf("capture: %w", err)
 	}
-	src, err := os.Open(filepath.Join(s.repo.GitDir, "index"))
+	src, err := os.Open(filepath.Join(w.repo.GitDir, "index"))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil // no index yet: a new repository
 	}
@@ -160,11 +161,11 @@ func (s *Snapshots) seed(index string) (bool, error) {
 }
 
 // writeTree is `git add -A && git write-tree` on the private index.
-func (s *Snapshots) writeTree(index string) (string, error) {
-	if _, err := s.git(index, nil, "add", "-A"); err != nil {
+func (w *Worktree) writeTree(index string) (string, error) {
+	if _, err := w.git(index, nil, "add", "-A"); err != nil {
 		return "", fmt.Errorf("capture: %w", err)
 	}
-	out, err := s.git(index, nil, "write-tree")
+	out, err := w.git(index, nil, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("capture: %w", err)
 	}
@@ -200,9 +201,9 @@ func message(session string, e Entry) string {
 	return b.String()
 }
 
-// parseMessage reads an entry's fields back from its commit message; false
+// ParseMessage reads an entry's fields back from its commit message; false
 // for a message that is not a capture's.
-func parseMessage(msg string) (Entry, bool) {
+func ParseMessage(msg string) (Entry, bool) {
 	var e Entry
 	for _, line := range strings.Split(msg, "\n") {
 		switch {
@@ -221,32 +222,40 @@ func parseMessage(msg string) (Entry, bool) {
 	return e, e.At != ""
 }
 
-// casAttempts bounds the retries of a ref update lost to another writer.
-const casAttempts = 10
+// casWait bounds the retries of a ref update lost to other writers: the
+// captures of one session rarely meet, but a burst of them all lands.
+const casWait = 5 * time.Second
 
 // Record keeps a capture on the session's ref: a commit of e.Tree on top
-// of the ref's tip, written in-process, the ref moved by git update-ref
-// with the old value (compare-and-swap, git's own locking). It returns e
-// with its commit.
-func (s *Snapshots) Record(session string, e Entry) (Entry, error) {
-	r, err := OpenReader(s.repo.CommonDir)
-	if err != nil {
-		return e, err
+// of the ref's tip, by tether (the captures are the tool's, not the
+// person's), the ref moved by compare-and-swap. It returns e with its
+// commit. The commit is a loose object written here, the ref read and
+// moved as git's own files (see moveRef): the capture runs at every turn
+// boundary and should cost little more than git add and git write-tree,
+// and each git process spared is 5–7 ms of it.
+func (w *Worktree) Record(session string, e Entry) (Entry, error) {
+	if !sha1Hex(e.Tree) {
+		return e, fmt.Errorf("record capture of %s: tree %q: only SHA-1 repositories are supported", session, e.Tree)
 	}
 	ref := Ref(session)
-	for range casAttempts {
-		old, err := r.tip(ref)
+	for deadline := time.Now().Add(casWait); time.Now().Before(deadline); {
+		old, err := w.tip(ref)
 		if err != nil {
 			return e, fmt.Errorf("record capture of %s: %w", session, err)
 		}
-		c, err := r.writeCommit(e.Tree, old, message(session, e))
+		c, err := writeLoose(filepath.Join(w.repo.CommonDir, "objects"), "commit", commitObject(e.Tree, old, message(session, e), time.Now()))
 		if err != nil {
 			return e, fmt.Errorf("record capture of %s: %w", session, err)
 		}
-		if _, err := s.git("", nil, "update-ref", "-m", "tether: capture", ref, c, old); err != nil {
-			if cur, _ := r.tip(ref); cur != old {
-				continue // another capture of this session moved it first
-			}
+		err = w.moveRef(ref, old, c)
+		if errors.Is(err, errMoved) {
+			// Another capture of this session moved it first, or holds
+			// it: try again when it is likely done, at a random moment so
+			// that writers who met do not meet again.
+			time.Sleep(time.Millisecond + rand.N(5*time.Millisecond))
+			continue
+		}
+		if err != nil {
 			return e, fmt.Errorf("record capture of %s: %w", session, err)
 		}
 		e.Commit = c
@@ -255,23 +264,71 @@ func (s *Snapshots) Record(session string, e Entry) (Entry, error) {
 	return e, fmt.Errorf("record capture of %s: %s kept moving", session, ref)
 }
 
+// sha1Hex reports whether s is a SHA-1 object name.
+func sha1Hex(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Dir is the worktree's top directory.
+func (w *Worktree) Dir() string { return w.repo.WorkTree }
+
+// Checkout writes the content (and mode) paths have in tree into the
+// worktree, through a temporary index (git read-tree, git
+// checkout-index), never the user's.
+func (w *Worktree) Checkout(tree string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	dir := filepath.Dir(w.IndexFile())
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".checkout-index-")
+	if err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	tmp.Close()
+	index := tmp.Name()
+	os.Remove(index) // git wants to create it
+	defer os.Remove(index)
+	if _, err := w.git(index, nil, "read-tree", tree); err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	list := strings.Join(paths, "\x00") + "\x00"
+	if _, err := w.git(index, strings.NewReader(list), "checkout-index", "-f", "-z", "--stdin"); err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	return nil
+}
+
 // CaptureTurn captures the worktree and records it for a turn boundary.
-func (s *Snapshots) CaptureTurn(session string, turn int, at string) (Entry, error) {
-	tree, err := s.Capture()
+func (w *Worktree) CaptureTurn(session string, turn int, at string) (Entry, error) {
+	tree, err := w.Capture()
 	if err != nil {
 		return Entry{}, err
 	}
-	return s.Record(session, Entry{Turn: turn, At: at, Tree: tree})
+	return w.Record(session, Entry{Turn: turn, At: at, Tree: tree})
 }
 
 // Remove drops a session's captures; their objects go with the next gc.
-func (s *Snapshots) Remove(session string) error {
+func (w *Worktree) Remove(session string) error {
 	ref := Ref(session)
-	old, err := s.git("", nil, "rev-parse", "--verify", "--quiet", ref)
+	old, err := w.tip(ref)
 	if err != nil {
+		return fmt.Errorf("remove captures of %s: %w", session, err)
+	}
+	if old == "" {
 		return nil // nothing recorded
 	}
-	if _, err := s.git("", nil, "update-ref", "-d", ref, old); err != nil {
+	if _, err := w.git("", nil, "update-ref", "-d", ref, old); err != nil {
 		return fmt.Errorf("remove captures of %s: %w", session, err)
 	}
 	return nil
@@ -279,21 +336,21 @@ func (s *Snapshots) Remove(session string) error {
 
 // git runs git on the repository with, when index is set, that index;
 // it returns the trimmed output and an error carrying git's own words.
-func (s *Snapshots) git(index string, stdin io.Reader, args ...string) (string, error) {
+func (w *Worktree) git(index string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
-	cmd.Dir = s.repo.WorkTree
+	cmd.Dir = w.repo.WorkTree
 	if cmd.Dir == "" {
-		cmd.Dir = s.repo.CommonDir
+		cmd.Dir = w.repo.CommonDir
 	}
 	env := cleanEnv(os.Environ())
-	env = append(env, "GIT_DIR="+s.repo.GitDir)
-	if s.repo.WorkTree != "" {
-		env = append(env, "GIT_WORK_TREE="+s.repo.WorkTree)
+	env = append(env, "GIT_DIR="+w.repo.GitDir)
+	if w.repo.WorkTree != "" {
+		env = append(env, "GIT_WORK_TREE="+w.repo.WorkTree)
 	}
 	if index != "" {
 		env = append(env, "GIT_INDEX_FILE="+index)
 	}
-	cmd.Env = append(env, s.env...)
+	cmd.Env = append(env, w.env...)
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
