@@ -6,6 +6,9 @@
 // Usage: tether-hook <agent> [event] < payload
 //
 // (Codex's legacy notify program passes the payload as the last argument.)
+// `tether-hook capture SESSION TURN start|end` is what the hook starts
+// detached at a turn's boundary: it records the worktree (package
+// capture), in a process that costs little more than git's own work.
 // `tether-hook git post-commit` is the gate of git's post-commit hook: it
 // hands over to `tether-sweep run --hook post-commit` only when the sweep
 // has work. The installed hook script runs it only while the store is
@@ -41,8 +44,9 @@
 //     launches `tether-sweep run --quiet` detached, at most once a minute per
 //     repository, and never waits for it.
 //   - It imports only the standard library, golang.org/x/sys and tether's
-//     proclive, state, agent, gitdir and internal/jsontext packages (a test
-//     checks this), and never runs git. JSON on its path goes through
+//     proclive, state, agent, gitdir, capture and internal/jsontext
+//     packages (a test checks this), and never runs git on the agent's
+//     time: only the detached capture does. JSON on its path goes through
 //     jsontext, not encoding/json, whose first use alone would cost a
 //     tenth of the hook's budget.
 package main
