@@ -113,6 +113,9 @@ func checkpointID(session, incarnation string, from int64) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// idLen is the length of a whole checkpoint ID (checkpointID).
+const idLen = 16
+
 // validID reports whether s looks like a checkpoint ID or an ID prefix.
 func validID(s string) bool {
 	return len(s) >= 4 && len(s) <= 64 && validHex(s) && strings.ToLower(s) == s

@@ -97,6 +97,10 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[str
 	if err != nil {
 		return nil, err
 	}
+	// A fetch may have brought packs since this Repo last looked.
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
 	_, root, err := r.tipAndRoot(CheckpointsRef)
 	if err != nil {
 		return nil, err
@@ -419,16 +423,33 @@ func (r *Repo) commitJobs(b *batch, jobs []*job, note *pendingNote) error {
 			if len(edits) == 0 {
 				continue
 			}
+			what, trailer := "checkpoint", ""
+			if ref != CheckpointsRef {
+				what = "transcript"
+			} else {
+				n, err := r.recent(tip, root)
+				if err != nil {
+					return err
+				}
+				added := len(edits)
+				if n+added > r.rollAt {
+					// Roll: the new tip's tree holds only the new
+					// checkpoints and the archive file naming the old tip.
+					blob, err := b.writeBytes(plumbing.BlobObject, []byte(tip.String()+"\n"))
+					if err != nil {
+						return err
+					}
+					edits = append(edits, edit{path: []string{archiveFile}, entry: blobEntry(archiveFile, blob)})
+					root, n = plumbing.ZeroHash, 0
+				}
+				trailer = fmt.Sprintf("\n%s%d\n", recentTrailer, n+added)
+			}
 			newRoot, err := b.applyEdits(root, edits)
 			if err != nil {
 				return err
 			}
-			what := "checkpoint"
-			if ref != CheckpointsRef {
-				what = "transcript"
-			}
 			text, _ := r.red.String(fmt.Sprintf("tether: %s\n\n%s", plural(len(edits), what), msg.String())) // session IDs come from agents
-			c, err := b.writeCommit(newRoot, text, tip)
+			c, err := b.writeCommit(newRoot, text+trailer, tip)
 			if err != nil {
 				return err
 			}

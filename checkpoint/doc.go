@@ -109,4 +109,15 @@
 // Checkpoint type) and prompts.md; on the transcript ref checkpoint.json
 // names, transcript.jsonl followed by transcript.001.jsonl,
 // transcript.002.jsonl, ... when the slice is split.
+//
+// CheckpointsRef rolls: its tip's tree holds the checkpoints written since
+// the last roll (the commit's Tether-Recent trailer counts them) and, once
+// it has rolled, an archive file naming the commits whose trees hold the
+// older ones (whose trees may name older ones in turn). Once the tip holds
+// rollAt checkpoints, the next condense starts a tree with only the new
+// ones and an archive naming the old tip, its parent. Readers look an ID
+// up in the tip, then along the archive chain; a merge of two rolled tips
+// names both. The git that receives a push reads the whole tree of the
+// pushed ref's old tip and none of its ancestors', so a push costs at most
+// rollAt checkpoints' trees, whatever the history.
 package checkpoint

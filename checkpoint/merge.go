@@ -356,6 +356,21 @@ func (b *batch) mergeTree(ref plumbing.ReferenceName, dir string, ours, theirs p
 			if !h.IsZero() {
 				merged[name] = treeEntry(name, h)
 			}
+		case ref == CheckpointsRef && dir == "" && name == archiveFile && o.Mode == filemode.Regular && t.Mode == filemode.Regular:
+			// Both sides rolled: each archived tree stays reachable.
+			oursText, err := b.r.readBlob(o.Hash)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			theirsText, err := b.r.readBlob(t.Hash)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			blob, err := b.writeBytes(plumbing.BlobObject, []byte(unionArchive(string(oursText), string(theirsText))))
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			merged[name] = blobEntry(name, blob)
 		default:
 			merged[name] = o
 			beside := besideName(name, t.Hash)

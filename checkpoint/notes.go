@@ -183,7 +183,7 @@ func (r *Repo) present(ids []string) (present, missing []string, err error) {
 			missing = append(missing, strconv.Quote(id))
 			continue
 		}
-		_, ok, err := r.lookup(root, id[:2], id[2:])
+		ok, err := r.has(root, id)
 		if err != nil {
 			return nil, nil, err
 		}

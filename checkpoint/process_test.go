@@ -52,7 +52,7 @@ func helperMain(spec string) int {
 		r.hook = func(point, ref string) {
 			if point == stop && ref == stopRef {
 				fmt.Printf("%s%s\n", helperReady, point)
-				select {} // wait for the kill
+				time.Sleep(time.Hour) // wait for the kill (select{} alone would end as a deadlock)
 			}
 		}
 	}

@@ -86,35 +86,42 @@ func (r *Repo) readAt(root plumbing.Hash, id string) (*Checkpoint, error) {
 }
 
 // find resolves a checkpoint ID, or a unique prefix of one, to its full ID
-// and the tree of its directory under the tree root of CheckpointsRef.
+// and the tree of its directory, under root, the tree of CheckpointsRef's
+// tip, or the archived trees it names (see eachRoot): the newest copy of
+// a checkpoint wins. A whole ID stops at the first tree that holds it.
 func (r *Repo) find(root plumbing.Hash, id string) (string, plumbing.Hash, error) {
 	if !validID(id) {
 		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %q: not a checkpoint ID: %w", id, ErrNotFound)
 	}
-	dir, ok, err := r.lookup(root, id[:2])
-	if err != nil {
-		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
-	}
-	var matches []object.TreeEntry
-	if ok {
+	matches := map[string]plumbing.Hash{}
+	err := r.eachRoot(root, func(tree plumbing.Hash) (bool, error) {
+		dir, ok, err := r.lookup(tree, id[:2])
+		if err != nil || !ok {
+			return false, err
+		}
 		entries, err := r.treeEntries(dir.Hash)
 		if err != nil {
-			return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
+			return false, err
 		}
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name, id[2:]) {
-				matches = append(matches, e)
+			if _, seen := matches[e.Name]; !seen && strings.HasPrefix(e.Name, id[2:]) {
+				matches[e.Name] = e.Hash
 			}
 		}
+		return len(id) == idLen && len(matches) > 0, nil
+	})
+	if err != nil {
+		return "", plumbing.ZeroHash, fmt.Errorf("read checkpoint %s: %w", id, err)
 	}
 	switch len(matches) {
 	case 0:
 		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: %w", id, ErrNotFound)
 	case 1:
-		return id[:2] + matches[0].Name, matches[0].Hash, nil
-	default:
-		return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: prefix matches %d checkpoints", id, len(matches))
+		for name, h := range matches {
+			return id[:2] + name, h, nil
+		}
 	}
+	return "", plumbing.ZeroHash, fmt.Errorf("checkpoint %s: prefix matches %d checkpoints", id, len(matches))
 }
 
 func (r *Repo) readCheckpointBlob(h plumbing.Hash) (*Checkpoint, error) {

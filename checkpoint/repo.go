@@ -39,6 +39,10 @@ type Repo struct {
 	// redaction (maxStagedInMemory; tests lower it to reach the file).
 	inMemory int64
 
+	// rollAt is how many checkpoints the tip of CheckpointsRef holds
+	// before a condense rolls it (defaultRollAt; tests lower it).
+	rollAt int
+
 	// packs names the pack indexes go-git has loaded; see refresh.
 	packs string
 
@@ -87,7 +91,7 @@ func Open(commonDir string) (*Repo, error) {
 		return nil, fmt.Errorf("open checkpoints repo %s: %w", dir, err)
 	}
 	red := redact.New()
-	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, inMemory: maxStagedInMemory, red: red, copyRedacted: red.Copy}, nil
+	return &Repo{dir: dir, st: st, chunk: DefaultChunkSize, inMemory: maxStagedInMemory, rollAt: defaultRollAt, red: red, copyRedacted: red.Copy}, nil
 }
 
 // TurnChanges fills in Turn.Changes of the turns of session s about to be

@@ -422,6 +422,9 @@ func TestMergeNotesLayouts(t *testing.T) {
 func TestMergeSparse(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, 2)
+	for _, f := range c.clones {
+		f.repo.rollAt = 2000 // a merge of two unrolled tips (see TestMergeOfRolledTips)
+	}
 	prebuild(t, c.clones[0], 1000)
 	c.push(t, 0)
 	c.fetch(t, 1)
