@@ -262,9 +262,6 @@ func writeEnded(b *testing.B, st *state.Store, n int) {
 	}
 }
 
-// A session its agent ended (SessionEnd) never reaches the sweep's scan of
-// live sessions; the store's to-condense mark brings it to the next sweep,
-// which saves its turns exactly once.
 // endByAgent records the session end its agent's hook reports.
 func endByAgent(t testing.TB, st *state.Store, id string) {
 	t.Helper()
@@ -277,6 +274,9 @@ func endByAgent(t testing.TB, st *state.Store, id string) {
 	}
 }
 
+// A session its agent ended (SessionEnd) never reaches the sweep's scan of
+// live sessions; the store's to-condense mark brings it to the next sweep,
+// which saves its turns exactly once.
 func TestSessionEndedByItsAgentIsCondensed(t *testing.T) {
 	repo, st := newRepo(t)
 	startTurn(t, st, repo, "ended-1", aliveOwner(t))
