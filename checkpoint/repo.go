@@ -10,14 +10,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/tetherdev/tether/internal/gitstore"
 	"github.com/tetherdev/tether/redact"
 	"github.com/tetherdev/tether/state"
 )
@@ -82,7 +81,7 @@ func Open(commonDir string) (*Repo, error) {
 	if fi, err := os.Stat(filepath.Join(dir, "objects")); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("open checkpoints repo %s: not a git directory (no objects/)", dir)
 	}
-	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	st := gitstore.Open(dir)
 	cfg, err := st.Config()
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoints repo %s: read config: %w", dir, err)

@@ -7,15 +7,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
 
 	"github.com/tetherdev/tether/capture"
+	"github.com/tetherdev/tether/internal/gitstore"
 )
 
 // Reader reads recorded captures in-process.
@@ -30,7 +29,7 @@ func OpenReader(commonDir string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open snapshots: %w", err)
 	}
-	return &Reader{st: filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())}, nil
+	return &Reader{st: gitstore.Open(dir)}, nil
 }
 
 // maxEntries bounds the walk of one session's captures (two per turn).
