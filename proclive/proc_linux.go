@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,17 @@ type reader struct {
 	bootOffset int64
 }
 
-func newReader() (reader, error) {
+// The time-namespace offset, the boot ID and the PID namespace are the
+// same for every process a sweep checks: each is read once per process
+// (a sweep checks two owners per session it finalizes).
+var (
+	readerOnce  = sync.OnceValues(readReader)
+	machineOnce = sync.OnceValues(readMachine)
+)
+
+func newReader() (reader, error) { return readerOnce() }
+
+func readReader() (reader, error) {
 	var buf [256]byte
 	b, err := readOnce("/proc/self/timens_offsets", buf[:])
 	switch {
@@ -148,7 +159,9 @@ func (reader) verifyLeader(p procInfo) error {
 
 // machine returns this machine's boot ID and the checker's PID namespace,
 // each empty when unreadable.
-func machine() (boot, pidns string) {
+func machine() (boot, pidns string) { return machineOnce() }
+
+func readMachine() (boot, pidns string) {
 	var buf [64]byte
 	if b, err := readOnce("/proc/sys/kernel/random/boot_id", buf[:]); err == nil {
 		boot = strings.TrimSpace(string(b))

@@ -22,7 +22,7 @@ import (
 const ActiveFlag = "active"
 
 // ensureActive creates the flag if it is missing, durably.
-func (s *Store) ensureActive(root *os.Root) error {
+func (s *Store) ensureActive(root *tree) error {
 	if _, err := root.Lstat(ActiveFlag); err == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (s *Store) SettleActive() (bool, error) {
 // holdsWork reports whether dir holds a session's state file or a mark.
 // Leftovers that are neither (a temporary file, a stray name) do not keep
 // the store active: nothing of them is work for a sweep.
-func holdsWork(root *os.Root, dir string) (bool, error) {
+func holdsWork(root *tree, dir string) (bool, error) {
 	d, err := root.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

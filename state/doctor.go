@@ -188,7 +188,7 @@ func parseReason(data []byte) (file string, at time.Time, reason string) {
 
 // readDirNames lists a directory of the store, sorted; a missing directory
 // is empty.
-func readDirNames(root *os.Root, dir string) ([]string, error) {
+func readDirNames(root *tree, dir string) ([]string, error) {
 	d, err := root.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -283,7 +283,7 @@ func (s *Store) RemoveLeftover(l Leftover, now time.Time, minAge time.Duration) 
 
 // examine decides whether the store file rel is a leftover and, with
 // remove, deletes it while holding whatever lock makes that safe.
-func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Duration, remove bool) (Leftover, bool, error) {
+func (s *Store) examine(root *tree, rel string, now time.Time, minAge time.Duration, remove bool) (Leftover, bool, error) {
 	dir, name := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
 	fi, err := root.Lstat(filepath.FromSlash(rel))
@@ -337,7 +337,7 @@ func (s *Store) examine(root *os.Root, rel string, now time.Time, minAge time.Du
 // examineLock decides about a lock file. Taking the lock without waiting
 // proves no one holds it; deleting it while held is what Remove does, and
 // acquire notices and starts over on a fresh file.
-func (s *Store) examineLock(root *os.Root, rel, name string, l Leftover, remove bool) (Leftover, bool, error) {
+func (s *Store) examineLock(root *tree, rel, name string, l Leftover, remove bool) (Leftover, bool, error) {
 	lockName, ok := strings.CutSuffix(name, ".lock")
 	if !ok {
 		return Leftover{}, false, nil
@@ -388,7 +388,7 @@ func (s *Store) examineLock(root *os.Root, rel, name string, l Leftover, remove 
 }
 
 // hasSessionFiles tells whether any file of session id exists.
-func hasSessionFiles(root *os.Root, id string) (bool, error) {
+func hasSessionFiles(root *tree, id string) (bool, error) {
 	for _, w := range []where{locLive, locEnded} {
 		for _, p := range []string{statePath(w, id), logPath(w, id), tempPath(w, id)} {
 			_, err := root.Lstat(p)
@@ -416,7 +416,7 @@ func holderPID(f *os.File) int {
 }
 
 // removeSynced deletes a store file durably.
-func removeSynced(root *os.Root, rel string) error {
+func removeSynced(root *tree, rel string) error {
 	rel = filepath.FromSlash(rel)
 	if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

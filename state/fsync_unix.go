@@ -6,7 +6,7 @@ import "os"
 
 // syncDir fsyncs a directory of the store, making the names created,
 // renamed or removed in it durable.
-func syncDir(root *os.Root, dir string) error {
+func syncDir(root *tree, dir string) error {
 	d, err := root.Open(dir)
 	if err != nil {
 		return err

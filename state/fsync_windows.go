@@ -1,10 +1,8 @@
 package state
 
-import "os"
-
 // Windows cannot flush a directory handle; NTFS journals names itself, so
 // renames and creations are durable once the file data is flushed.
 
-func syncDir(*os.Root, string) error { return nil }
+func syncDir(*tree, string) error { return nil }
 
 func syncPath(string) error { return nil }

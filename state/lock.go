@@ -45,7 +45,7 @@ func sessionLockPath(id string) string { return filepath.Join("locks", id+".lock
 
 // heldLock is an acquired lock file.
 type heldLock struct {
-	root *os.Root
+	root *tree
 	rel  string
 	f    *os.File
 }
@@ -69,7 +69,7 @@ func (l *heldLock) remove() {
 // Options.LockWait. The file is never renamed, so the lock is stable; but
 // Remove may unlink it, which is why the winner checks that the file it
 // locked is still the one at the path, and starts over if not.
-func (s *Store) acquire(root *os.Root, rel, name string) (*heldLock, error) {
+func (s *Store) acquire(root *tree, rel, name string) (*heldLock, error) {
 	deadline := time.Now().Add(s.opts.LockWait)
 	for {
 		f, err := s.openFile(root, rel, os.O_RDWR|os.O_CREATE)
@@ -116,7 +116,7 @@ func waitLock(f *os.File, wait time.Duration) (bool, error) {
 }
 
 // stillAt reports whether f is the file currently at rel.
-func stillAt(root *os.Root, rel string, f *os.File) (bool, error) {
+func stillAt(root *tree, rel string, f *os.File) (bool, error) {
 	a, err := f.Stat()
 	if err != nil {
 		return false, err

@@ -204,7 +204,7 @@ func (s *Store) Warnings(since time.Time) ([]Warning, error) {
 
 // readTail reads at most the last n bytes of a file, starting at a line
 // boundary; nil if the file does not exist.
-func readTail(root *os.Root, rel string, n int64) ([]byte, error) {
+func readTail(root *tree, rel string, n int64) ([]byte, error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

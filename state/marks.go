@@ -32,7 +32,7 @@ func (s *Store) SetMark(m Mark, id string) error {
 }
 
 // createMark creates the mark's file; the caller fsyncs its directory.
-func (s *Store) createMark(root *os.Root, m Mark, id string) error {
+func (s *Store) createMark(root *tree, m Mark, id string) error {
 	f, err := s.openFile(root, path.Join(string(m), id), os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("mark %s %s: %w", id, m, err)

@@ -79,7 +79,7 @@ func TestStagingConfined(t *testing.T) {
 	}
 }
 
-func mustRoot(t *testing.T, s *Store) *os.Root {
+func mustRoot(t *testing.T, s *Store) *tree {
 	t.Helper()
 	r, err := s.openRoot(false)
 	if err != nil {

@@ -41,7 +41,7 @@ type Store struct {
 	opts Options
 
 	mu   sync.Mutex
-	root *os.Root // opened on first use
+	root *tree // opened on first use
 
 	logOnce sync.Once
 	logger  *slog.Logger
@@ -106,7 +106,7 @@ func (s *Store) Close() error {
 // openRoot opens the store directory, creating it (but not the common dir
 // above it) when create is set. Without create, a missing store reports
 // fs.ErrNotExist.
-func (s *Store) openRoot(create bool) (*os.Root, error) {
+func (s *Store) openRoot(create bool) (*tree, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.root != nil {
@@ -125,8 +125,8 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s.root = r
-	return r, nil
+	s.root = newTree(r)
+	return s.root, nil
 }
 
 // where names the two homes of a session: sessions/ while it lives and
@@ -181,7 +181,7 @@ type loaded struct {
 // load reads both homes of a session. With repair (only under the session
 // lock), corrupt files are quarantined and treated as absent; otherwise
 // they are an error.
-func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
+func (s *Store) load(root *tree, id string, repair bool) (loaded, error) {
 	var l loaded
 	var quarantined error
 	for _, w := range []where{locLive, locEnded} {
@@ -230,7 +230,7 @@ func (s *Store) load(root *os.Root, id string, repair bool) (loaded, error) {
 
 // readState reads one state file, and returns it decoded and as read;
 // nil, nil, nil when it does not exist.
-func (s *Store) readState(root *os.Root, w where, id string) (*Session, []byte, error) {
+func (s *Store) readState(root *tree, w where, id string) (*Session, []byte, error) {
 	p := statePath(w, id)
 	data, err := root.ReadFile(p)
 	if err != nil {
@@ -352,7 +352,7 @@ type txWrite struct {
 
 // begin loads session id (its lock held) and runs fn on it; the returned
 // write is ready to commit when w.write is set.
-func (s *Store) begin(root *os.Root, id string, fn func(*Tx) error) (*txWrite, error) {
+func (s *Store) begin(root *tree, id string, fn func(*Tx) error) (*txWrite, error) {
 	l, err := s.load(root, id, true)
 	if err != nil {
 		return nil, err
@@ -463,7 +463,7 @@ func (s *Store) MutateEach(ids []string, fn func(*Tx) error) ([]*Session, []erro
 // between its append and its state. It costs one stat when the state is
 // up to date. A session of a newer schema is left as written: its records
 // may mean more than this build knows.
-func (s *Store) replayTurns(root *os.Root, sess *Session, homes ...where) []TurnRecord {
+func (s *Store) replayTurns(root *tree, sess *Session, homes ...where) []TurnRecord {
 	if sess.Version > SchemaVersion {
 		return nil
 	}
@@ -531,7 +531,7 @@ func appendOnly(id string, l loaded, tx *Tx, logAt where) bool {
 // (load picks it, the next commit finishes the move); the turn log is
 // found in either home. A failure stops that session's write
 // at the step that failed, and is recorded in its w.err.
-func (s *Store) commit(root *os.Root, ws []*txWrite) {
+func (s *Store) commit(root *tree, ws []*txWrite) {
 	var grouped []*txWrite
 	for _, w := range ws {
 		sess := w.tx.Session
@@ -635,7 +635,7 @@ func (s *Store) commit(root *os.Root, ws []*txWrite) {
 // eachThenSync runs step for every write not failed yet, then fsyncs once
 // each directory the steps named ("" for none): the step's changes are
 // durable when it returns. A failed fsync fails the writes that needed it.
-func (s *Store) eachThenSync(root *os.Root, ws []*txWrite, step func(*txWrite) (dir string, err error)) {
+func (s *Store) eachThenSync(root *tree, ws []*txWrite, step func(*txWrite) (dir string, err error)) {
 	needs := map[string][]*txWrite{}
 	for _, w := range ws {
 		if w.err != nil {
@@ -665,7 +665,7 @@ const maxParallelSync = 16
 
 // writeTemps writes the new state of each write into its temporary file
 // and fsyncs it, several at once; one write needs no goroutine.
-func (s *Store) writeTemps(root *os.Root, ws []*txWrite) {
+func (s *Store) writeTemps(root *tree, ws []*txWrite) {
 	var todo []*txWrite
 	for _, w := range ws {
 		if w.err == nil {
@@ -690,7 +690,7 @@ func (s *Store) writeTemps(root *os.Root, ws []*txWrite) {
 
 // writeTemp writes and fsyncs the temporary file of one write's state.
 // Even when it fails the turn records' wait is kept: it closes their file.
-func (s *Store) writeTemp(root *os.Root, w *txWrite) {
+func (s *Store) writeTemp(root *tree, w *txWrite) {
 	data, err := encodeSession(w.tx.Session)
 	if err != nil {
 		w.err = errors.Join(fmt.Errorf("encode: %w", err), w.logSynced())
@@ -716,7 +716,7 @@ func (s *Store) writeTemp(root *os.Root, w *txWrite) {
 // crash mid-move it may be in the other home. Should both exist (only by
 // outside meddling), the one beside the current state wins and the other is
 // quarantined rather than overwritten.
-func (s *Store) findLog(root *os.Root, id string, prefer where) (where, error) {
+func (s *Store) findLog(root *tree, id string, prefer where) (where, error) {
 	var found [3]bool
 	for _, w := range []where{locLive, locEnded} {
 		_, err := root.Stat(logPath(w, id))
@@ -747,7 +747,7 @@ func (s *Store) findLog(root *os.Root, id string, prefer where) (where, error) {
 
 // openFile opens a file in the store, creating its directory on ENOENT:
 // directories cost nothing on the hot path once they exist.
-func (s *Store) openFile(root *os.Root, name string, flag int) (*os.File, error) {
+func (s *Store) openFile(root *tree, name string, flag int) (*os.File, error) {
 	f, err := root.OpenFile(name, flag, 0o600)
 	if err != nil && flag&os.O_CREATE != 0 && errors.Is(err, fs.ErrNotExist) {
 		if err := ensureDir(root, filepath.Dir(name)); err != nil {
@@ -760,7 +760,7 @@ func (s *Store) openFile(root *os.Root, name string, flag int) (*os.File, error)
 
 // ensureDir creates a directory of the store and any missing parent,
 // durably.
-func ensureDir(root *os.Root, dir string) error {
+func ensureDir(root *tree, dir string) error {
 	err := root.Mkdir(dir, 0o700)
 	if parent := filepath.Dir(dir); errors.Is(err, fs.ErrNotExist) && parent != "." {
 		if err := ensureDir(root, parent); err != nil {
@@ -921,7 +921,7 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 // home. Live sessions are checked only when marked for condensing (every
 // move to ended/ sets that mark first), so List never touches ended/ on
 // its own.
-func (s *Store) maybeMoving(root *os.Root, w where, id string) bool {
+func (s *Store) maybeMoving(root *tree, w where, id string) bool {
 	if w == locEnded {
 		return true
 	}
@@ -934,7 +934,7 @@ func (s *Store) maybeMoving(root *os.Root, w where, id string) bool {
 // new copy and before removing the old. The newer copy is the truth; the
 // move is finished here, under the lock, so the leftover goes away. It costs
 // List one stat per session.
-func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
+func (s *Store) inOtherHome(root *tree, w where, sess *Session) bool {
 	if _, err := root.Lstat(statePath(w.other(), sess.ID)); err != nil {
 		return false
 	}
@@ -954,7 +954,7 @@ func (s *Store) inOtherHome(root *os.Root, w where, sess *Session) bool {
 // quarantineListed deals with a corrupt file met by List. Under the lock it
 // reads the file again (a writer may have just replaced it) and quarantines
 // it if it is still corrupt.
-func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error) (*Session, *Warning) {
+func (s *Store) quarantineListed(root *tree, w where, id string, cause error) (*Session, *Warning) {
 	rel := statePath(w, id)
 	lk, err := s.acquire(root, sessionLockPath(id), id)
 	if err != nil {
@@ -986,7 +986,7 @@ func (s *Store) quarantineListed(root *os.Root, w where, id string, cause error)
 // cause as the reason, once no state file is left to own them: replayed
 // into a record created afresh for the same ID, they would show turns that
 // never happened in it. Under the session lock.
-func (s *Store) quarantineOrphanedLogs(root *os.Root, id string, cause error) error {
+func (s *Store) quarantineOrphanedLogs(root *tree, id string, cause error) error {
 	for _, w := range []where{locLive, locEnded} {
 		if _, err := root.Lstat(statePath(w, id)); err == nil {
 			return nil // the other home still holds the session
@@ -1012,7 +1012,7 @@ func (s *Store) warn(id, msg string) Warning {
 
 // quarantine moves a bad file to quarantine/ with a .reason file beside it
 // (time, original path, error). Nothing is ever deleted.
-func (s *Store) quarantine(root *os.Root, rel, id string, cause error) error {
+func (s *Store) quarantine(root *tree, rel, id string, cause error) error {
 	now := s.opts.Now()
 	name := strings.ReplaceAll(filepath.ToSlash(rel), "/", "-") + "." + now.UTC().Format("20060102T150405.000000000Z")
 	dst := filepath.Join("quarantine", name)
@@ -1038,7 +1038,7 @@ func (s *Store) quarantine(root *os.Root, rel, id string, cause error) error {
 
 // ensureDirOnce creates dir if it is missing (a Stat first: quarantine and
 // log are rare, so the extra call costs nothing).
-func ensureDirOnce(root *os.Root, dir string) error {
+func ensureDirOnce(root *tree, dir string) error {
 	if _, err := root.Stat(dir); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -17,7 +17,7 @@ import (
 // wait must be called in every case: it closes the file. A torn last line
 // left by a crash mid-append is cut off first: it was never acknowledged,
 // and appending after it would glue the next record to it.
-func (s *Store) appendLog(root *os.Root, rel string, data []byte, background bool) (size int64, wait func() error, err error) {
+func (s *Store) appendLog(root *tree, rel string, data []byte, background bool) (size int64, wait func() error, err error) {
 	f, err := s.openFile(root, rel, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return 0, nil, fmt.Errorf("append turn log: %w", err)
@@ -199,7 +199,7 @@ func (s *Store) ReadTurns(id string, after int64) (recs []TurnRecord, next int64
 
 // openLog opens the turn log from whichever home holds it. The live home
 // is tried again last, in case a revival moved the log between the tries.
-func openLog(root *os.Root, id string) (*os.File, error) {
+func openLog(root *tree, id string) (*os.File, error) {
 	for _, w := range []where{locLive, locEnded, locLive} {
 		f, err := root.Open(logPath(w, id))
 		if err == nil {
