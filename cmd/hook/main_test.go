@@ -246,9 +246,15 @@ type hookRun struct {
 // exited 0: whatever happens, the agent must not see a failure.
 func runHook(t testing.TB, dir string, stdin []byte, env []string, args ...string) hookRun {
 	t.Helper()
+	return runHookAt(t, bins.hook, dir, stdin, env, args...)
+}
+
+// runHookAt is runHook with the tether-hook binary at hook.
+func runHookAt(t testing.TB, hook, dir string, stdin []byte, env []string, args ...string) hookRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.hook, args...)
+	cmd := exec.CommandContext(ctx, hook, args...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), env...)
 	cmd.Stdin = bytes.NewReader(stdin)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -142,7 +143,10 @@ func TestSessionStartAmongManySessions(t *testing.T) {
 	if _, err := unix.InotifyAddWatch(fd, filepath.Join(r.common, "tether", "sessions"), unix.IN_OPEN); err != nil {
 		t.Fatal(err)
 	}
-	runHook(t, r.dir, claudePayload(t, r, "newcomer", "SessionStart", map[string]any{"source": "startup"}), nil, "claude-code")
+	// The background sweep opens every session's file: it waits at a gate
+	// until the hook's own opens are counted.
+	hook, release := heldSweep(t)
+	runHookAt(t, hook, r.dir, claudePayload(t, r, "newcomer", "SessionStart", map[string]any{"source": "startup"}), nil, "claude-code")
 
 	opened := map[string]bool{}
 	buf := make([]byte, 256<<10)
@@ -166,6 +170,7 @@ func TestSessionStartAmongManySessions(t *testing.T) {
 	if len(opened) != 0 {
 		t.Errorf("a session start opened %d other sessions' files (%d live)", len(opened), many)
 	}
+	release()
 	if n := countLog(r.logLines(t), sweepStarted); n != 1 {
 		t.Errorf("%d %q lines, want 1: the background sweep checks them", n, sweepStarted)
 	}
@@ -173,6 +178,50 @@ func TestSessionStartAmongManySessions(t *testing.T) {
 	if list, _, err := st.List(); err != nil || len(list) != many+1 {
 		t.Errorf("after the sweep: %d live sessions, %v; want all %d", len(list), err, many+1)
 	}
+}
+
+// heldSweep gives a tether-hook whose tether-sweep (beside it) waits at a
+// gate, a FIFO, before it runs the real one: the test decides when the
+// background sweep starts. release opens the gate; it is also called at
+// cleanup, so no sweep is left waiting.
+func heldSweep(t *testing.T) (hook string, release func()) {
+	t.Helper()
+	dir := t.TempDir()
+	hook = filepath.Join(dir, "tether-hook")
+	if err := os.Link(bins.hook, hook); err != nil {
+		data, err := os.ReadFile(bins.hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(hook, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate := filepath.Join(dir, "gate")
+	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\ncat %q >/dev/null\nexec %q \"$@\"\n", gate, bins.sweep)
+	if err := os.WriteFile(filepath.Join(dir, "tether-sweep"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			// Opening the write end waits for the reader: the sweep was
+			// started, as the test expects, or the wait ends at the timeout.
+			f, err := os.OpenFile(gate, os.O_WRONLY|unix.O_NONBLOCK, 0)
+			for deadline := time.Now().Add(hangGuard); err != nil && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				f, err = os.OpenFile(gate, os.O_WRONLY|unix.O_NONBLOCK, 0)
+			}
+			if err == nil {
+				f.Close()
+			}
+		})
+	}
+	t.Cleanup(release)
+	return hook, release
 }
 
 // waitFor polls cond until it holds, failing after hangGuard.
