@@ -172,6 +172,31 @@ func interleaveAround(rounds int, prep, settle, a, b func()) (time.Duration, tim
 	return median(ta), median(tb)
 }
 
+// interleaveAll runs fns in turn, rounds times each after a warm-up, each
+// round starting with the next one so none always runs on a warmer cache,
+// and returns their median wall times in order.
+func interleaveAll(rounds int, fns ...func()) []time.Duration {
+	for range 5 {
+		for _, f := range fns {
+			f()
+		}
+	}
+	times := make([][]time.Duration, len(fns))
+	for i := range rounds {
+		for k := range fns {
+			j := (i + k) % len(fns)
+			t0 := time.Now()
+			fns[j]()
+			times[j] = append(times[j], time.Since(t0))
+		}
+	}
+	medians := make([]time.Duration, len(fns))
+	for j, ts := range times {
+		medians[j] = median(ts)
+	}
+	return medians
+}
+
 // flagSet reports whether the named flag was given.
 func flagSet(name string) bool {
 	set := false
