@@ -509,7 +509,9 @@ func (r *Repo) tipAndRoot(ref plumbing.ReferenceName) (tip, root plumbing.Hash, 
 // recordCondensed advances each job's session's condensed offset and lists
 // its checkpoint (with the commit it was linked to, if any), all sessions
 // in one grouped write, never moving an offset back if another condenser
-// already got further. It returns each job's error.
+// already got further. A session condensed to the end of its turn log
+// has its to-condense mark cleared with that write. It returns each job's
+// error.
 func recordCondensed(st *state.Store, jobs []*job) []error {
 	ids := make([]string, len(jobs))
 	byID := make(map[string]*job, len(jobs))
@@ -534,6 +536,9 @@ func recordCondensed(st *state.Store, jobs []*job) []error {
 		if c := &s.Checkpoints[i]; j.linked != "" && !slices.Contains(c.Linked, j.linked) {
 			c.Linked = append(c.Linked, j.linked)
 			changed = true
+		}
+		if !s.HasPending() {
+			tx.ClearMark(state.MarkCondense)
 		}
 		if !changed {
 			return state.ErrNoChange

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,5 +148,49 @@ func TestUncountedTurnIsCounted(t *testing.T) {
 	s, _ := st.Load("u")
 	if fi, _ := os.Stat(log); s.Turns != 3 || s.TurnLogSize != fi.Size() {
 		t.Fatalf("state: turns %d, log size %d", s.Turns, s.TurnLogSize)
+	}
+}
+
+// A transaction clears the marks it asks to once it has committed, with
+// or without a write, under the session's lock; a transaction that fails
+// leaves them, alone or grouped.
+func TestTxClearMark(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"written", "unchanged", "failed", "grouped-ok", "grouped-failed"} {
+		if _, err := st.Mutate(id, func(s *Session) error { s.Phase = PhaseIdle; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetMark(MarkCondense, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := errors.New("refused")
+	if _, err := st.MutateTx("written", func(tx *Tx) error { tx.ClearMark(MarkCondense); tx.Session.Turns++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.MutateTx("unchanged", func(tx *Tx) error { tx.ClearMark(MarkCondense); return ErrNoChange }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.MutateTx("failed", func(tx *Tx) error { tx.ClearMark(MarkCondense); return refused }); !errors.Is(err, refused) {
+		t.Fatalf("MutateTx = %v, want %v", err, refused)
+	}
+	_, errs := st.MutateEach([]string{"grouped-ok", "grouped-failed"}, func(tx *Tx) error {
+		tx.ClearMark(MarkCondense)
+		if tx.Session.ID == "grouped-failed" {
+			return refused
+		}
+		tx.Session.Turns++
+		return nil
+	})
+	if errs[0] != nil || !errors.Is(errs[1], refused) {
+		t.Fatalf("MutateEach errors = %v", errs)
+	}
+	ids, err := st.Marked(MarkCondense)
+	slices.Sort(ids)
+	if err != nil || !slices.Equal(ids, []string{"failed", "grouped-failed"}) {
+		t.Fatalf("still marked: %v, %v; want the failed ones only", ids, err)
 	}
 }

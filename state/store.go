@@ -280,6 +280,24 @@ type Tx struct {
 
 	turns []byte       // encoded turn records, written at commit
 	recs  []TurnRecord // the same, decoded
+	clear []Mark       // marks to clear once committed (ClearMark)
+}
+
+// ClearMark has mark m of the session cleared once the transaction has
+// committed (its state durable, or nothing to write), still under the
+// session's lock; not if it fails. The sweep clears a session's
+// to-condense mark in the write that records its turns condensed: a
+// session that took turns since, under that lock, keeps it.
+func (t *Tx) ClearMark(m Mark) { t.clear = append(t.clear, m) }
+
+// finish clears the marks the committed transaction of w asked to clear.
+func (s *Store) finish(w *txWrite) error {
+	for _, m := range w.tx.clear {
+		if err := s.ClearMark(m, w.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AppendTurn adds a record to the session's turn log and brings the
@@ -330,6 +348,9 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 	if err == nil && w.write {
 		s.commit(root, []*txWrite{w})
 		err = w.err
+	}
+	if err == nil {
+		err = s.finish(w)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
@@ -437,12 +458,17 @@ func (s *Store) MutateEach(ids []string, fn func(*Tx) error) ([]*Session, []erro
 			at[w] = i
 			if w.write {
 				ws = append(ws, w)
+			} else if err := s.finish(w); err != nil {
+				fail(i, err)
 			} else {
 				out[i] = w.tx.Session
 			}
 		}
 		s.commit(root, ws)
 		for _, w := range ws {
+			if w.err == nil {
+				w.err = s.finish(w)
+			}
 			if i := at[w]; w.err != nil {
 				fail(i, w.err)
 			} else {

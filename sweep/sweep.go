@@ -373,15 +373,18 @@ func appendUnique(list []string, s string) []string {
 }
 
 // condense writes the pending turns of the given sessions to the
-// checkpoints, linking those link wants, marks the others as waiting for a
-// commit to link to and, once all went well, clears the sessions'
-// to-condense marks.
+// checkpoints, linking those link wants, and marks the others as waiting
+// for a commit to link to. Condense clears the to-condense mark of each
+// session it wrote a checkpoint for; once all went well, so does this for
+// the sessions that had nothing to condense.
 // After a failure the marks stay and the next sweep tries again:
 // condensing is idempotent.
 func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoint.Link) ([]checkpoint.Result, error) {
 	results, err := cp.Condense(st, ids, link)
 	var made []string
+	written := map[string]bool{}
 	for _, r := range results {
+		written[r.Session] = true
 		if r.Checkpoint != "" && !r.Linked {
 			made = append(made, r.Session)
 		}
@@ -392,7 +395,13 @@ func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoi
 	if err != nil {
 		return results, fmt.Errorf("condense: %w", err)
 	}
-	return results, clearCondensed(st, ids)
+	var rest []string
+	for _, id := range ids {
+		if !written[id] {
+			rest = append(rest, id)
+		}
+	}
+	return results, clearCondensed(st, rest)
 }
 
 // clearCondensed clears the to-condense marks of the sessions ids whose
@@ -404,9 +413,7 @@ func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoi
 func clearCondensed(st *state.Store, ids []string) error {
 	_, errs := st.MutateEach(ids, func(tx *state.Tx) error {
 		if !tx.Session.HasPending() {
-			if err := st.ClearMark(state.MarkCondense, tx.Session.ID); err != nil {
-				return err
-			}
+			tx.ClearMark(state.MarkCondense)
 		}
 		return state.ErrNoChange
 	})
