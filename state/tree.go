@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -19,6 +20,7 @@ import (
 //
 // Paths keep the form they always had (relative to the store, with the
 // OS separator); what is not in a subdirectory goes to the root itself.
+// Every open adds noPoll.
 type tree struct {
 	*os.Root
 
@@ -47,19 +49,32 @@ func (t *tree) at(name string) (*os.Root, string) {
 	return sub, rest
 }
 
+// Files and directories open with noPoll (see open_unix.go).
+
 func (t *tree) Open(name string) (*os.File, error) {
-	r, rel := t.at(name)
-	return r.Open(rel)
+	return t.OpenFile(name, os.O_RDONLY, 0)
 }
 
 func (t *tree) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	r, rel := t.at(name)
-	return r.OpenFile(rel, flag, perm)
+	return r.OpenFile(rel, flag|noPoll, perm)
 }
 
 func (t *tree) ReadFile(name string) ([]byte, error) {
-	r, rel := t.at(name)
-	return r.ReadFile(rel)
+	f, err := t.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1)) // +1: EOF is seen without growing
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (t *tree) WriteFile(name string, data []byte, perm fs.FileMode) error {

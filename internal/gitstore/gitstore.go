@@ -8,8 +8,8 @@
 //     checksum and offset. A sweep looks objects up in every pack (one more
 //     each time tether or a fetch writes one, until git gc). Pack indexes
 //     never change once written, so reading one whole is safe.
-//   - Files are opened and stat'ed at their path under the git directory.
-//     go-billy's default "soft chroot" resolves each path one component at
+//   - Files are opened and stat'ed at their path under the git directory
+//     (non-blocking: see noPoll). go-billy's default "soft chroot" resolves each path one component at
 //     a time in user space (an lstat per directory) to keep symlinks inside
 //     it; a git directory's layout is git's, and git follows its symlinks
 //     as the kernel does. Names that are not local (absolute, or climbing
@@ -57,7 +57,7 @@ func (g gitDir) Open(name string) (billy.File, error) {
 	if !ok {
 		return g.Filesystem.Open(name)
 	}
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|noPoll, 0)
 	if err != nil {
 		return nil, err
 	}
