@@ -38,7 +38,7 @@ var comparisons = []comparison{
 	{"commit with nothing pending", benchPostCommit},
 	{"commit with nothing pending, 10,000 ended sessions", benchPostCommitEnded},
 	{"commit with a live session and nothing to sweep vs do-nothing Go hook", one(benchPostCommitVsGoHook)},
-	{"commit that condenses 30 ended sessions vs plain commit", one(benchCommitCondensing30)},
+	{"commit that condenses 30 ended sessions", benchCommitCondensing30},
 	{"condense on a history of 10,000 checkpoints vs 10", one(benchCondense10k)},
 	{"push of one checkpoint", benchPush},
 	{"fresh-clone fetch of the checkpoints", benchFetch},
@@ -203,7 +203,7 @@ func (b *bench) postCommitRows(hooked, plainName string, ended int, what string)
 // sessions whose agents died since the last commit: it finalizes them and
 // condenses their turns into one checkpoints commit. The floor is a plain
 // commit, interleaved; setup is outside the timing.
-func benchCommitCondensing30(b *bench) result {
+func benchCommitCondensing30(b *bench) []result {
 	plain := b.newRepo("plain30")
 	hooked := b.newRepo("hooked30")
 	b.install(hooked)
@@ -233,8 +233,17 @@ func benchCommitCondensing30(b *bench) result {
 			os.Exit(1)
 		}
 	}
-	return ratioResult("commit that condenses 30 ended sessions vs plain commit", "git commit (30 sessions to condense)", "git commit (no hook)",
-		median(cand), median(floor), rounds, "<= 80 ms", func(float64, float64) bool { return ms(median(cand)) <= 80 })
+	// DESIGN.md states the budget both ways, for machines where a plain
+	// commit takes 10 ms: 80 ms, and 8 times a plain commit. Where starting
+	// a process costs more (a plain commit is itself a few), the ratio is
+	// the figure that carries over; both are reported.
+	c, f := median(cand), median(floor)
+	return []result{
+		ratioResult("commit that condenses 30 ended sessions vs plain commit", "git commit (30 sessions to condense)", "git commit (no hook)",
+			c, f, rounds, "<= 80 ms", func(float64, float64) bool { return ms(c) <= 80 }),
+		ratioResult("commit that condenses 30 ended sessions, ratio to a plain commit", "git commit (30 sessions to condense)", "git commit (no hook)",
+			c, f, rounds, "<= 8x", func(ratio, _ float64) bool { return ratio <= 8 }),
+	}
 }
 
 // seedDeadSession records a session with one turn whose owner has exited,
