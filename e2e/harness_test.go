@@ -530,6 +530,18 @@ func (s *tmuxSession) waitText(text string, timeout time.Duration) {
 	})
 }
 
+// shows reports whether the pane shows text within timeout.
+func (s *tmuxSession) shows(text string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(s.capture(), text) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // pid is the process the pane started.
 func (s *tmuxSession) pid() int {
 	s.t.Helper()
