@@ -8,6 +8,9 @@
 //     in-process: the sweep condenses many sessions at a commit and must
 //     not start a git process for each. Only SHA-1 repositories are
 //     supported, as by package checkpoint.
+//   - Uncommitted compares named paths of the work tree with a commit,
+//     reading only those files, inside the work tree; what it cannot
+//     compare counts as changed.
 //   - Pick decides which captures bound a turn: its first Start, and for
 //     its end the first End, else the next turn's Start (the turn was cut
 //     short by another), else the first Swept (the worktree as the sweep

@@ -41,16 +41,22 @@ func contributed(c *checkpoint.Checkpoint, commit snapshot.Commit) bool {
 }
 
 // linkable reports whether a checkpoint not linked to this commit may still
-// be linked to a later one: only by a path its turns changed. One that
-// changed nothing, or whose changes are unknown, and whose turns are over,
-// contributed to no commit and never will.
-func linkable(c *checkpoint.Checkpoint) bool {
+// be linked to a later one: while a turn runs, or by a path its turns
+// changed that still holds a change no commit has taken (uncommitted asks
+// the work tree). One that changed nothing, or whose changes are unknown,
+// and whose turns are over, contributed to no commit and never will; nor
+// will one whose changes the work tree no longer holds (undone, or taken
+// by a commit made where tether's hook did not run). While it waits, each
+// commit of its work tree starts a sweep.
+func linkable(c *checkpoint.Checkpoint, uncommitted func(paths []string) bool) bool {
+	var paths []string
 	for _, t := range c.Turns {
-		if t.Running || !t.Changes.Empty() {
+		if t.Running {
 			return true
 		}
+		paths = append(paths, t.Changes.Paths()...)
 	}
-	return false
+	return len(paths) > 0 && uncommitted(paths)
 }
 
 // linkToHead links the unlinked checkpoints of this worktree's sessions
@@ -58,7 +64,7 @@ func linkable(c *checkpoint.Checkpoint) bool {
 // session, and clears the marker of a session left with no checkpoint that
 // a later commit could still take. Sessions of other worktrees wait for a
 // commit there.
-func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, commit snapshot.Commit, ids []string) ([]string, error) {
+func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, commit snapshot.Commit, uncommitted func([]string) bool, ids []string) ([]string, error) {
 	var all []string
 	perSession := map[string][]string{}
 	waiting := map[string]bool{} // sessions with a checkpoint a later commit may take
@@ -91,7 +97,7 @@ func linkToHead(st *state.Store, cp *checkpoint.Repo, worktree, head string, com
 			case contributed(read, commit):
 				perSession[id] = append(perSession[id], c.ID)
 				all = append(all, c.ID)
-			case linkable(read):
+			case linkable(read, uncommitted):
 				waiting[id] = true
 			}
 		}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -43,8 +44,38 @@ func TestContributed(t *testing.T) {
 		if got := contributed(&tc.cp, tc.commit); got != tc.want {
 			t.Errorf("%s: contributed = %v, want %v", tc.name, got, tc.want)
 		}
-		if got := linkable(&tc.cp); got != tc.linkable {
+		inWorkTree := func([]string) bool { return true }
+		if got := linkable(&tc.cp, inWorkTree); got != tc.linkable {
 			t.Errorf("%s: linkable = %v, want %v", tc.name, got, tc.linkable)
+		}
+	}
+}
+
+// A checkpoint waits for a commit only while the work tree holds its
+// changes, or a turn runs; what the work tree is asked about is the
+// paths its turns changed.
+func TestLinkableWhileChangesAreInTheWorkTree(t *testing.T) {
+	turns := []checkpoint.Turn{
+		{Turn: 1, Changes: &snapshot.Changes{Added: []string{"a.txt"}}},
+		{Turn: 2, Changes: &snapshot.Changes{Modified: []string{"b.txt"}, Deleted: []string{"c.txt"}}},
+	}
+	var asked []string
+	for _, tc := range []struct {
+		name      string
+		cp        checkpoint.Checkpoint
+		inTree    bool
+		want      bool
+		wantAsked []string
+	}{
+		{"changes still there", checkpoint.Checkpoint{Turns: turns}, true, true, []string{"a.txt", "b.txt", "c.txt"}},
+		{"changes undone or committed elsewhere", checkpoint.Checkpoint{Turns: turns}, false, false, []string{"a.txt", "b.txt", "c.txt"}},
+		{"a turn still running", checkpoint.Checkpoint{Turns: []checkpoint.Turn{{Turn: 1, Running: true}}}, false, true, nil},
+		{"nothing changed: nothing to ask", checkpoint.Checkpoint{Turns: []checkpoint.Turn{{Turn: 1, Changes: &snapshot.Changes{}}}}, true, false, nil},
+	} {
+		asked = nil
+		got := linkable(&tc.cp, func(paths []string) bool { asked = append(asked, paths...); return tc.inTree })
+		if got != tc.want || !slices.Equal(asked, tc.wantAsked) {
+			t.Errorf("%s: linkable = %v asking about %v; want %v asking about %v", tc.name, got, asked, tc.want, tc.wantAsked)
 		}
 	}
 }

@@ -194,6 +194,7 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 		return fmt.Errorf("open repository: %w", err)
 	}
 	var commit snapshot.Commit
+	var uncommitted func(paths []string) bool
 	if head != "" {
 		// What the commit changed decides which checkpoints go with it.
 		r, err := snapshot.OpenReader(repo.CommonDir)
@@ -202,6 +203,12 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 		}
 		if err != nil {
 			return fmt.Errorf("read commit %s: %w", head, err)
+		}
+		// A checkpoint not linked waits for a commit while its changes
+		// are in the work tree; in doubt, it waits.
+		uncommitted = func(paths []string) bool {
+			changed, err := r.Uncommitted(head, repo.WorkTree, paths)
+			return changed || err != nil
 		}
 		// Its post-commit hook runs right after it: a closer time than the
 		// committer date, and one a rebase or GIT_COMMITTER_DATE cannot set.
@@ -230,7 +237,7 @@ func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, 
 	}
 	if head != "" && len(pendingLinks) > 0 {
 		// Checkpoints condensed earlier, waiting for a commit.
-		linked, err := linkToHead(st, cp, repo.WorkTree, head, commit, pendingLinks)
+		linked, err := linkToHead(st, cp, repo.WorkTree, head, commit, uncommitted, pendingLinks)
 		rep.Linked, rep.Head = append(rep.Linked, linked...), head
 		if err != nil {
 			return fmt.Errorf("link checkpoints to %s: %w", head, err)
