@@ -2,10 +2,10 @@ package snapshot
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/tetherdev/tether/internal/gittest"
 )
 
 // TestUncommitted compares paths of a real work tree with the commit git
@@ -14,18 +14,9 @@ import (
 // a directory; equal again once put back.
 func TestUncommitted(t *testing.T) {
 	dir := t.TempDir()
-	home := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
-			"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return gittest.Run(t, dir, args...)
 	}
 	write := func(name, content string, mode os.FileMode) {
 		t.Helper()

@@ -110,25 +110,26 @@ func (t *tree) Chmod(name string, mode fs.FileMode) error {
 // Rename renames within one subdirectory from there, and across
 // directories from the root.
 func (t *tree) Rename(oldname, newname string) error {
-	if filepath.Dir(oldname) == filepath.Dir(newname) {
-		r, oldrel := t.at(oldname)
-		if r != t.Root {
-			return r.Rename(oldrel, filepath.Base(newname))
-		}
-	}
-	return t.Root.Rename(oldname, newname)
+	r, o, n := t.pair(oldname, newname)
+	return r.Rename(o, n)
 }
 
 // Link links within one subdirectory from there, and across directories
 // from the root.
 func (t *tree) Link(oldname, newname string) error {
+	r, o, n := t.pair(oldname, newname)
+	return r.Link(o, n)
+}
+
+// pair is where to rename or link oldname to newname from: their
+// subdirectory when they share one, else the root.
+func (t *tree) pair(oldname, newname string) (r *os.Root, oldrel, newrel string) {
 	if filepath.Dir(oldname) == filepath.Dir(newname) {
-		r, oldrel := t.at(oldname)
-		if r != t.Root {
-			return r.Link(oldrel, filepath.Base(newname))
+		if r, oldrel := t.at(oldname); r != t.Root {
+			return r, oldrel, filepath.Base(newname)
 		}
 	}
-	return t.Root.Link(oldname, newname)
+	return t.Root, oldname, newname
 }
 
 // Close closes the subdirectories held and the root.

@@ -2,50 +2,36 @@ package gitstore
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-)
 
-// git runs the real git in dir, away from the machine's configuration.
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
-		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+	"github.com/tetherdev/tether/internal/gittest"
+)
 
 // TestReadsWhatGitWrote reads, through the storage, commits that real git
 // packed into several packs (each index read whole) and one it left
 // loose, and the refs pointing at them, packed and loose.
 func TestReadsWhatGitWrote(t *testing.T) {
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	var commits []string
 	for i, text := range []string{"one", "two", "three"} {
 		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(text+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		git(t, dir, "add", "f")
-		git(t, dir, "commit", "-qm", text)
-		commits = append(commits, git(t, dir, "rev-parse", "HEAD"))
+		gittest.Run(t, dir, "add", "f")
+		gittest.Run(t, dir, "commit", "-qm", text)
+		commits = append(commits, gittest.Run(t, dir, "rev-parse", "HEAD"))
 		if i < 2 {
-			git(t, dir, "repack", "-q") // a pack of what is new: one per commit
+			gittest.Run(t, dir, "repack", "-q") // a pack of what is new: one per commit
 		}
 	}
-	git(t, dir, "pack-refs", "--all")
-	git(t, dir, "update-ref", "refs/tether/loose", commits[0])
+	gittest.Run(t, dir, "pack-refs", "--all")
+	gittest.Run(t, dir, "update-ref", "refs/tether/loose", commits[0])
 	idx, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
 	if len(idx) != 2 {
 		t.Fatalf("want 2 packs, git made %d", len(idx))
@@ -84,9 +70,9 @@ func TestReadsWhatGitWrote(t *testing.T) {
 // out of the git directory gets the soft chroot's answer, not the file.
 func TestOpenKeepsNamesAndRefusesWrites(t *testing.T) {
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "empty")
-	git(t, dir, "repack", "-q")
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
+	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", "empty")
+	gittest.Run(t, dir, "repack", "-q")
 	gd := filepath.Join(dir, ".git")
 	fs := Open(gd).Filesystem()
 
