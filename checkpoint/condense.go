@@ -82,7 +82,7 @@ type job struct {
 // (Mutate) inside it: callers must not hold a session lock.
 func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Result, err error) {
 	convs := r.exportConversations(st, ids)
-	err = r.locked(st, func() error {
+	err = r.Locked(st, func() error {
 		results, err = r.condense(st, ids, link, convs)
 		return err
 	})
@@ -93,24 +93,7 @@ func (r *Repo) Condense(st *state.Store, ids []string, link *Link) (results []Re
 }
 
 func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[string]exported) (results []Result, err error) {
-	clone, err := st.CloneID()
-	if err != nil {
-		return nil, err
-	}
-	// A fetch may have brought packs since this Repo last looked.
-	if err := r.refresh(); err != nil {
-		return nil, err
-	}
-	_, root, err := r.tipAndRoot(CheckpointsRef)
-	if err != nil {
-		return nil, err
-	}
-	b := r.newBatch()
-	defer b.discard()
-	b.st = st
-	b.conversations = convs
-	st.RemoveStaleStaging(tempPrefix, time.Now())
-	var jobs []*job
+	var sessions []*state.Session
 	var errs []error
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -118,28 +101,18 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[str
 			continue
 		}
 		seen[id] = true
-		j, err := r.prepare(b, st, id, root, clone)
+		s, err := load(st, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("condense %s: %w", id, err))
 			continue
 		}
-		if j != nil {
-			jobs = append(jobs, j)
-		}
+		sessions = append(sessions, s)
 	}
-	var note *pendingNote
-	if link != nil {
-		// A link that cannot be made leaves the checkpoints to be linked
-		// later, as if none was asked for: they are recorded either way.
-		var err error
-		if note, err = r.linkJobs(jobs, link); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := r.commitJobs(b, jobs, note); err != nil {
+	jobs, failed, err := r.write(st, sessions, link, convs)
+	errs = append(errs, failed...)
+	if err != nil {
 		return nil, errors.Join(append(errs, err)...)
 	}
-	r.callHook("after-ref", CheckpointsRef)
 	recorded := recordCondensed(st, jobs)
 	for i, j := range jobs {
 		if recorded[i] != nil {
@@ -151,21 +124,125 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[str
 	return results, errors.Join(errs...)
 }
 
+// load reads a session to condense.
+func load(st *state.Store, id string) (*state.Session, error) {
+	s, err := st.Load(id)
+	if err == nil && s.Incarnation == "" {
+		// Written by an older tether: name the record before naming
+		// checkpoints after it (any write gives it one).
+		s, err = st.Mutate(id, func(*state.Session) error { return nil })
+	}
+	return s, err
+}
+
+// CondenseEnding condenses sessions as they end, in the transactions that
+// end them (state.Store.MutateEachThen): their checkpoints are written
+// first, and the one state write that ends each session records its
+// progress too, with no to-condense mark to set and clear. Only a session
+// whose transaction ends it, appends no turn records and whose agent keeps
+// a transcript file is taken; the others are left as they are, and like
+// any session this fails for, end with their to-condense mark, for
+// Condense. The caller holds the checkpoints lock (Locked), and took it
+// before the session locks.
+func (r *Repo) CondenseEnding(st *state.Store, txs []*state.Tx, link *Link) ([]Result, error) {
+	var sessions []*state.Session
+	byID := map[string]*state.Tx{}
+	for _, tx := range txs {
+		if s := tx.Session; s.Phase == state.PhaseEnded && !tx.Appends() && !s.AgentDB {
+			sessions, byID[s.ID] = append(sessions, s), tx
+		}
+	}
+	if len(sessions) == 0 {
+		return nil, nil
+	}
+	jobs, failed, err := r.write(st, sessions, link, nil)
+	if err != nil {
+		return nil, fmt.Errorf("condense: %w", errors.Join(append(failed, err)...))
+	}
+	done := map[string]bool{}
+	results := make([]Result, 0, len(jobs))
+	for _, j := range jobs {
+		j.record(byID[j.res.Session])
+		done[j.res.Session] = true
+		results = append(results, j.res)
+	}
+	for _, err := range failed {
+		if se, ok := err.(sessionError); ok {
+			done[se.id] = true // keeps its mark
+		}
+	}
+	for _, s := range sessions {
+		if !done[s.ID] {
+			byID[s.ID].ClearMark(state.MarkCondense) // nothing to condense
+		}
+	}
+	if len(failed) > 0 {
+		return results, fmt.Errorf("condense: %w", errors.Join(failed...))
+	}
+	return results, nil
+}
+
+// sessionError is why one session could not be condensed.
+type sessionError struct {
+	id  string
+	err error
+}
+
+func (e sessionError) Error() string { return fmt.Sprintf("condense %s: %v", e.id, e.err) }
+func (e sessionError) Unwrap() error { return e.err }
+
+// write builds the checkpoints of the sessions, as loaded, and puts them
+// on their refs, linking those link wants: everything of a condense but
+// recording the sessions' progress. A session that fails is left out and
+// listed in failed; err is for what failed them all.
+func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, convs map[string]exported) (jobs []*job, failed []error, err error) {
+	clone, err := st.CloneID()
+	if err != nil {
+		return nil, nil, err
+	}
+	// A fetch may have brought packs since this Repo last looked.
+	if err := r.refresh(); err != nil {
+		return nil, nil, err
+	}
+	_, root, err := r.tipAndRoot(CheckpointsRef)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := r.newBatch()
+	defer b.discard()
+	b.st = st
+	b.conversations = convs
+	st.RemoveStaleStaging(tempPrefix, time.Now())
+	for _, s := range sessions {
+		j, err := r.prepare(b, st, s, root, clone)
+		if err != nil {
+			failed = append(failed, sessionError{s.ID, err})
+			continue
+		}
+		if j != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	var note *pendingNote
+	if link != nil {
+		// A link that cannot be made leaves the checkpoints to be linked
+		// later, as if none was asked for: they are recorded either way.
+		if note, err = r.linkJobs(jobs, link); err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if err := r.commitJobs(b, jobs, note); err != nil {
+		return nil, failed, err
+	}
+	r.callHook("after-ref", CheckpointsRef)
+	return jobs, failed, nil
+}
+
 // prepare builds the checkpoint of one session against the tree root of
 // CheckpointsRef and writes its objects, its transcript for the clone
 // named clone; nil means nothing is pending.
-func (r *Repo) prepare(b *batch, st *state.Store, id string, root plumbing.Hash, clone string) (*job, error) {
-	s, err := st.Load(id)
-	if err != nil {
-		return nil, err
-	}
-	if s.Incarnation == "" {
-		// Written by an older tether: name the record before naming
-		// checkpoints after it (any write gives it one).
-		if s, err = st.Mutate(id, func(*state.Session) error { return nil }); err != nil {
-			return nil, err
-		}
-	}
+func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbing.Hash, clone string) (*job, error) {
+	id := s.ID
 	recs, next, err := st.ReadTurns(id, s.Condensed)
 	if err != nil {
 		return nil, err
@@ -506,12 +583,8 @@ func (r *Repo) tipAndRoot(ref plumbing.ReferenceName) (tip, root plumbing.Hash, 
 	return tip, root, nil
 }
 
-// recordCondensed advances each job's session's condensed offset and lists
-// its checkpoint (with the commit it was linked to, if any), all sessions
-// in one grouped write, never moving an offset back if another condenser
-// already got further. A session condensed to the end of its turn log
-// has its to-condense mark cleared with that write. It returns each job's
-// error.
+// recordCondensed records each job in its session (see job.record), all
+// sessions in one grouped write. It returns each job's error.
 func recordCondensed(st *state.Store, jobs []*job) []error {
 	ids := make([]string, len(jobs))
 	byID := make(map[string]*job, len(jobs))
@@ -522,25 +595,7 @@ func recordCondensed(st *state.Store, jobs []*job) []error {
 		if !tx.Exists {
 			return fmt.Errorf("session is gone: %w", state.ErrNotFound)
 		}
-		s, j, changed := tx.Session, byID[tx.Session.ID], false
-		if j.advance && s.Condensed < j.next {
-			s.CondensedTurns = max(s.CondensedTurns, j.condensedTurns+j.starts)
-			s.Condensed = j.next
-			changed = true
-		}
-		i := slices.IndexFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint })
-		if i < 0 {
-			s.Checkpoints = append(s.Checkpoints, state.CheckpointRef{ID: j.res.Checkpoint})
-			i, changed = len(s.Checkpoints)-1, true
-		}
-		if c := &s.Checkpoints[i]; j.linked != "" && !slices.Contains(c.Linked, j.linked) {
-			c.Linked = append(c.Linked, j.linked)
-			changed = true
-		}
-		if !s.HasPending() {
-			tx.ClearMark(state.MarkCondense)
-		}
-		if !changed {
+		if !byID[tx.Session.ID].record(tx) {
 			return state.ErrNoChange
 		}
 		return nil
@@ -551,6 +606,33 @@ func recordCondensed(st *state.Store, jobs []*job) []error {
 		}
 	}
 	return errs
+}
+
+// record advances the session's condensed offset and lists the job's
+// checkpoint (with the commit it was linked to, if any), never moving an
+// offset back if another condenser already got further. A session
+// condensed to the end of its turn log has its to-condense mark cleared
+// with that write. It reports whether the session changed.
+func (j *job) record(tx *state.Tx) bool {
+	s, changed := tx.Session, false
+	if j.advance && s.Condensed < j.next {
+		s.CondensedTurns = max(s.CondensedTurns, j.condensedTurns+j.starts)
+		s.Condensed = j.next
+		changed = true
+	}
+	i := slices.IndexFunc(s.Checkpoints, func(c state.CheckpointRef) bool { return c.ID == j.res.Checkpoint })
+	if i < 0 {
+		s.Checkpoints = append(s.Checkpoints, state.CheckpointRef{ID: j.res.Checkpoint})
+		i, changed = len(s.Checkpoints)-1, true
+	}
+	if c := &s.Checkpoints[i]; j.linked != "" && !slices.Contains(c.Linked, j.linked) {
+		c.Linked = append(c.Linked, j.linked)
+		changed = true
+	}
+	if !s.HasPending() {
+		tx.ClearMark(state.MarkCondense)
+	}
+	return changed
 }
 
 // addCounts returns c with o added, allocating c when needed: Counts.Add

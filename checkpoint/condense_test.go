@@ -590,3 +590,89 @@ func TestCondenseLinks(t *testing.T) {
 	}
 	f.fsck(t)
 }
+
+// The sweep ends dead sessions and condenses them in one state write:
+// CondenseEnding runs between ending them and writing them. A session it
+// condenses ends without a to-condense mark, its progress recorded; one
+// whose end appends turn records is left to Condense, marked.
+func TestCondenseEnding(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	killed := f.agent(t, "killed") // two turns, the second cut off
+	killed.turn("one")
+	killed.turnStart("two")
+	killed.write(`{"type":"user","text":"two"}`, `{"type":"assistant","partial":true}`)
+	running := f.agent(t, "running") // condensed mid-turn, then killed
+	running.turnStart("work")
+	running.write(`{"type":"user","text":"work"}`)
+	first := f.condense(t, "running")[0].Checkpoint
+	running.write(`{"type":"assistant","text":"half"}`)
+	f.agent(t, "quiet")                  // never took a turn
+	cancelled := f.agent(t, "cancelled") // its end records the turn's end
+	cancelled.turnStart("stop me")
+
+	ids := []string{"cancelled", "killed", "quiet", "running"}
+	var results []Result
+	var sessions []*state.Session
+	var errs []error
+	err := f.repo.Locked(f.st, func() error {
+		sessions, errs = f.st.MutateEachThen(ids, func(tx *state.Tx) error {
+			s := tx.Session
+			if s.ID == "cancelled" {
+				if err := tx.AppendTurn(state.TurnRecord{T: state.RecTurnEnd, Turn: s.Turns, At: killed.now()}); err != nil {
+					return err
+				}
+			}
+			s.Phase, s.EndedAt, s.EndReason, s.Interrupted = state.PhaseEnded, killed.now(), state.EndInterrupted, s.ID != "quiet"
+			return nil
+		}, func(txs []*state.Tx) {
+			if len(txs) != len(ids) {
+				t.Errorf("then got %d transactions, want %d", len(txs), len(ids))
+			}
+			var err error
+			if results, err = f.repo.CondenseEnding(f.st, txs, nil); err != nil {
+				t.Error(err)
+			}
+		})
+		return nil
+	})
+	if err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	byID := map[string]Result{}
+	for _, r := range results {
+		byID[r.Session] = r
+	}
+	if len(results) != 2 || byID["killed"].Turns != 2 || byID["running"].Checkpoint != first {
+		t.Fatalf("CondenseEnding = %+v, want killed's 2 turns and running's checkpoint %s rewritten", results, first)
+	}
+	cp, err := f.repo.Read(byID["killed"].Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cp.Interrupted || !cp.Turns[1].Interrupted || cp.EndReason != state.EndInterrupted {
+		t.Errorf("killed's checkpoint = %+v", cp)
+	}
+	if got, want := f.show(t, cp.ID, "transcript.jsonl"), readFile(t, killed.transcript); got != want {
+		t.Errorf("killed's transcript %q, want %q", got, want)
+	}
+	if cp, err := f.repo.Read(first); err != nil || !cp.Turns[0].Interrupted || cp.Turns[0].Running {
+		t.Errorf("running's checkpoint after its end = %+v, %v", cp, err)
+	}
+	for i, s := range sessions {
+		if s.Phase != state.PhaseEnded {
+			t.Errorf("%s: phase %s, want ended", ids[i], s.Phase)
+		}
+	}
+	if s := killed.load(); s.Condensed != killed.logSize() || s.CondensedTurns != 2 || len(s.Checkpoints) != 1 {
+		t.Errorf("killed as stored: condensed %d of %d (%d turns), checkpoints %+v", s.Condensed, killed.logSize(), s.CondensedTurns, s.Checkpoints)
+	}
+	marked, err := f.st.Marked(state.MarkCondense)
+	if err != nil || !slices.Equal(marked, []string{"cancelled"}) {
+		t.Errorf("to condense: %v (%v), want only the session whose end appended records", marked, err)
+	}
+	if res := f.condense(t, "cancelled"); len(res) != 1 || res[0].Turns != 1 {
+		t.Errorf("Condense of the one left = %+v", res)
+	}
+	f.fsck(t)
+}

@@ -91,7 +91,7 @@ type MergeResult struct {
 // compare-and-swap, merging again on the new tip if another writer moved it.
 func (r *Repo) Merge(st *state.Store, theirs Tips) (res MergeResult, err error) {
 	res = MergeResult{Checkpoints: Absent, Notes: Absent}
-	err = r.locked(st, func() error {
+	err = r.Locked(st, func() error {
 		before, err := r.readRef(CheckpointsRef)
 		if err != nil {
 			return err
@@ -136,9 +136,10 @@ func (r *Repo) Merge(st *state.Store, theirs Tips) (res MergeResult, err error) 
 	return res, nil
 }
 
-// locked runs fn holding the store's checkpoints lock, with the packs
-// read afresh and LegacyBranch migrated.
-func (r *Repo) locked(st *state.Store, fn func() error) (err error) {
+// Locked runs fn holding the store's checkpoints lock, with the packs
+// read afresh and LegacyBranch migrated. Session locks are taken inside
+// it, never the other way round.
+func (r *Repo) Locked(st *state.Store, fn func() error) (err error) {
 	unlock, err := st.Lock(lockName)
 	if err != nil {
 		return err

@@ -197,7 +197,7 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 		if err != nil {
 			return fail(err)
 		}
-	} else if err := r.locked(st, func() error { return nil }); err != nil { // migrate what is local
+	} else if err := r.Locked(st, func() error { return nil }); err != nil { // migrate what is local
 		return fail(err)
 	}
 	specs, err := r.pushSpecs(st)

@@ -278,3 +278,54 @@ func TestCloneID(t *testing.T) {
 		t.Errorf("the name changed: %q then %q", again, same)
 	}
 }
+
+// MutateEachThen's step sees the transactions that will write, locks held,
+// and what it changes is written with them. A session it records as
+// condensed (it clears the to-condense mark) ends without the mark ever
+// being set; the one it leaves alone ends marked, as with MutateEach.
+func TestMutateEachThen(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	ids := []string{"condensed", "left", "untouched"}
+	for _, id := range ids {
+		if _, err := s.Mutate(id, func(sess *Session) error { sess.Phase = PhaseIdle; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var midWrite []string // the marks while the states are on disk
+	s.pause = func(point string) {
+		if point == "before-flag" {
+			midWrite, _ = s.Marked(MarkCondense)
+		}
+	}
+	var seen []string
+	_, errs := s.MutateEachThen(ids, func(tx *Tx) error {
+		if tx.Session.ID == "untouched" {
+			return ErrNoChange
+		}
+		tx.Session.Phase = PhaseEnded
+		return nil
+	}, func(txs []*Tx) {
+		for _, tx := range txs {
+			seen = append(seen, tx.Session.ID)
+			if tx.Session.ID == "condensed" {
+				tx.Session.Condensed = 42
+				tx.ClearMark(MarkCondense)
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []string{"condensed", "left"}) {
+		t.Errorf("then saw %v, want the two that write", seen)
+	}
+	if got, err := s.Load("condensed"); err != nil || got.Condensed != 42 || got.Phase != PhaseEnded {
+		t.Errorf("condensed as stored: %+v, %v", got, err)
+	}
+	if !slices.Equal(midWrite, []string{"left"}) {
+		t.Errorf("to condense during the write: %v, want only the session then left alone", midWrite)
+	}
+	if marked, err := s.Marked(MarkCondense); err != nil || !slices.Equal(marked, []string{"left"}) {
+		t.Errorf("to condense after: %v (%v)", marked, err)
+	}
+}

@@ -300,6 +300,9 @@ func (s *Store) finish(w *txWrite) error {
 	return nil
 }
 
+// Appends says whether the transaction appends turn records.
+func (t *Tx) Appends() bool { return len(t.recs) > 0 }
+
 // AppendTurn adds a record to the session's turn log and brings the
 // session's turn fields up to it (see applyTurn). Records are written and
 // fsynced when the transaction commits, still under the lock and before
@@ -414,6 +417,17 @@ const maxGroup = 128
 // where it failed) and each one's error; a session that fails does not
 // stop the others.
 func (s *Store) MutateEach(ids []string, fn func(*Tx) error) ([]*Session, []error) {
+	return s.MutateEachThen(ids, fn, nil)
+}
+
+// MutateEachThen is MutateEach with one more step in each group: once fn
+// has run for each of its sessions, then (if not nil) runs with the
+// transactions that will write, their locks still held, and may change
+// them further before their one grouped write. The sweep uses it to
+// condense the sessions it ends into the write that ends them. Whatever
+// locks then takes must come before session locks in the caller's order
+// (the checkpoints lock does: its holder takes session locks inside it).
+func (s *Store) MutateEachThen(ids []string, fn func(*Tx) error, then func([]*Tx)) ([]*Session, []error) {
 	out, errs := make([]*Session, len(ids)), make([]error, len(ids))
 	fail := func(i int, err error) { errs[i] = fmt.Errorf("mutate session %s: %w", ids[i], err) }
 	root, err := s.openRoot(true)
@@ -463,6 +477,13 @@ func (s *Store) MutateEach(ids []string, fn func(*Tx) error) ([]*Session, []erro
 			} else {
 				out[i] = w.tx.Session
 			}
+		}
+		if then != nil && len(ws) > 0 {
+			txs := make([]*Tx, len(ws))
+			for k, w := range ws {
+				txs[k] = w.tx
+			}
+			then(txs)
 		}
 		s.commit(root, ws)
 		for _, w := range ws {
@@ -586,10 +607,12 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		grouped = append(grouped, w)
 	}
 	// Ending: the to-do to condense is durable before the state that
-	// ends, so a crash after finalizing never strands the turns.
+	// ends, so a crash after finalizing never strands the turns. A write
+	// that records the session condensed as it ends it (it clears the
+	// mark) leaves nothing to do.
 	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
-		if w.target != locEnded || w.l.has[locEnded] {
-			return "", nil
+		if w.target != locEnded || w.l.has[locEnded] || slices.Contains(w.tx.clear, MarkCondense) {
+			return "", nil // not ending, or condensed in this very write
 		}
 		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
 	})

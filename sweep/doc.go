@@ -11,7 +11,12 @@
 // nothing to do never opens the repository with go-git; ended sessions cost
 // nothing (they are never listed). However many sessions a sweep ends,
 // condenses or links, each of those steps is one grouped state write
-// (state.MutateEach), and condensing one commit per ref. A post-commit
+// (state.MutateEach), and condensing one commit per ref. The sessions it
+// ends are condensed in the very write that ends them
+// (checkpoint.CondenseEnding, under the checkpoints lock taken first): one
+// state write per session, no to-condense mark set and cleared. A session
+// that cannot be condensed so ends marked, and is condensed after, by this
+// sweep or the next: finalizing never waits on checkpoints. A post-commit
 // sweep links to the commit HEAD named when it started, even if it goes on
 // after the commit returned and another commit was made. A sweep that
 // leaves no live session clears the store's active flag unless a to-do

@@ -128,13 +128,30 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 			opts.beforeFinalize(id)
 		}
 	}
-	for _, f := range settle(st, toSettle, now, opts.StaleAfter) {
+	// What writes checkpoints, opened once when there is something to
+	// write. A sweep that cannot open it still finalizes: the sessions it
+	// ends keep their to-condense marks.
+	var wr *writer
+	var werr error
+	writing := func() *writer {
+		if wr == nil && werr == nil {
+			wr, werr = openWriter(repo, st, head, madeAt)
+		}
+		return wr
+	}
+	if len(toSettle) > 0 {
+		writing()
+	}
+	settled, results, cerr := settle(st, wr, toSettle, now, opts.StaleAfter)
+	// The sessions condensed as they ended carry no to-condense mark; the
+	// others ended marked, and are condensed below with the rest.
+	report(rep, head, results)
+	for _, f := range settled {
 		switch {
 		case f.err != nil:
 			rep.Warnings = append(rep.Warnings, f.err.Error())
 		case f.ended:
 			rep.Finalized = append(rep.Finalized, f.tr)
-			toCondense = append(toCondense, f.tr.ID)
 		case f.session != nil:
 			// Its cancelled turn ended, or revived between the scan and
 			// the lock: shown as it is now.
@@ -157,9 +174,15 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
 	if len(toCondense) > 0 || head != "" && len(pendingLinks) > 0 {
-		if err := write(repo, st, rep, toCondense, head, madeAt, pendingLinks); err != nil {
-			return rep, err
+		if writing() == nil {
+			return rep, errors.Join(cerr, werr)
 		}
+		if err := wr.write(st, rep, toCondense, pendingLinks); err != nil {
+			return rep, errors.Join(cerr, err)
+		}
+	}
+	if cerr != nil {
+		return rep, cerr
 	}
 	if len(rep.Sessions) == 0 {
 		// Nothing live is left: unless a mark remains, a commit has nothing
@@ -185,65 +208,102 @@ func openCheckpoints(repo gitdir.Repo, st *state.Store) (*checkpoint.Repo, error
 	return cp, nil
 }
 
-// write condenses the sessions toCondense and links the checkpoints of
-// the sessions pendingLinks (and of those just condensed) to head, when
-// set.
-func write(repo gitdir.Repo, st *state.Store, rep *Report, toCondense []string, head string, madeAt time.Time, pendingLinks []string) error {
+// writer writes a sweep's checkpoints and links: the repository's
+// checkpoints and, at a commit, what the commit changed.
+type writer struct {
+	cp       *checkpoint.Repo
+	worktree string
+	head     string // the commit, "" for a sweep not run by one
+	commit   snapshot.Commit
+	// uncommitted says whether the work tree still holds changes to any
+	// of the paths: a checkpoint not linked waits for a commit while it
+	// does; in doubt, it waits.
+	uncommitted func(paths []string) bool
+}
+
+// openWriter opens the checkpoints and reads what head, when set, changed.
+func openWriter(repo gitdir.Repo, st *state.Store, head string, madeAt time.Time) (*writer, error) {
 	cp, err := openCheckpoints(repo, st)
 	if err != nil {
-		return fmt.Errorf("open repository: %w", err)
+		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	var commit snapshot.Commit
-	var uncommitted func(paths []string) bool
-	if head != "" {
-		// What the commit changed decides which checkpoints go with it.
-		r, err := snapshot.OpenReader(repo.CommonDir)
-		if err == nil {
-			commit, err = r.CommitChanges(head)
-		}
-		if err != nil {
-			return fmt.Errorf("read commit %s: %w", head, err)
-		}
-		// A checkpoint not linked waits for a commit while its changes
-		// are in the work tree; in doubt, it waits.
-		uncommitted = func(paths []string) bool {
-			changed, err := r.Uncommitted(head, repo.WorkTree, paths)
-			return changed || err != nil
-		}
-		// Its post-commit hook runs right after it: a closer time than the
-		// committer date, and one a rebase or GIT_COMMITTER_DATE cannot set.
-		commit.At = madeAt
+	w := &writer{cp: cp, worktree: repo.WorkTree, head: head}
+	if head == "" {
+		return w, nil
 	}
+	// What the commit changed decides which checkpoints go with it.
+	r, err := snapshot.OpenReader(repo.CommonDir)
+	if err == nil {
+		w.commit, err = r.CommitChanges(head)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", head, err)
+	}
+	w.uncommitted = func(paths []string) bool {
+		changed, err := r.Uncommitted(head, repo.WorkTree, paths)
+		return changed || err != nil
+	}
+	// Its post-commit hook runs right after it: a closer time than the
+	// committer date, and one a rebase or GIT_COMMITTER_DATE cannot set.
+	w.commit.At = madeAt
+	return w, nil
+}
+
+// link is what the checkpoints written at a commit link to it: those of
+// this worktree's sessions that contributed to it. The others wait for a
+// commit that takes one of their paths. Nil when no commit runs the sweep.
+func (w *writer) link() *checkpoint.Link {
+	if w.head == "" {
+		return nil
+	}
+	return &checkpoint.Link{Commit: w.head, Wants: func(s *state.Session, c *checkpoint.Checkpoint) bool {
+		return s.Worktree == w.worktree && contributed(c, w.commit)
+	}}
+}
+
+// write condenses the sessions toCondense and links the checkpoints of
+// the sessions pendingLinks (and of those just condensed) to the commit,
+// when there is one.
+func (w *writer) write(st *state.Store, rep *Report, toCondense, pendingLinks []string) error {
 	if len(toCondense) > 0 {
-		// At a commit, the checkpoints of this worktree's sessions that
-		// contributed to it are linked to it as they are written; the
-		// others wait for a commit that takes one of their paths.
-		var link *checkpoint.Link
-		if head != "" {
-			link = &checkpoint.Link{Commit: head, Wants: func(s *state.Session, c *checkpoint.Checkpoint) bool {
-				return s.Worktree == repo.WorkTree && contributed(c, commit)
-			}}
-		}
-		results, err := condense(st, cp, toCondense, link)
-		rep.Checkpoints = append(rep.Checkpoints, results...)
-		for _, r := range results {
-			if r.Linked {
-				rep.Linked, rep.Head = append(rep.Linked, r.Checkpoint), head
-			}
-		}
+		results, err := condense(st, w.cp, toCondense, w.link())
+		report(rep, w.head, results)
 		if err != nil {
 			return err
 		}
 	}
-	if head != "" && len(pendingLinks) > 0 {
+	if w.head != "" && len(pendingLinks) > 0 {
 		// Checkpoints condensed earlier, waiting for a commit.
-		linked, err := linkToHead(st, cp, repo.WorkTree, head, commit, uncommitted, pendingLinks)
-		rep.Linked, rep.Head = append(rep.Linked, linked...), head
+		linked, err := linkToHead(st, w.cp, w.worktree, w.head, w.commit, w.uncommitted, pendingLinks)
+		rep.Linked, rep.Head = append(rep.Linked, linked...), w.head
 		if err != nil {
-			return fmt.Errorf("link checkpoints to %s: %w", head, err)
+			return fmt.Errorf("link checkpoints to %s: %w", w.head, err)
 		}
 	}
 	return nil
+}
+
+// report adds the checkpoints a condense wrote to the report, with those
+// it linked to head.
+func report(rep *Report, head string, results []checkpoint.Result) {
+	for _, r := range results {
+		rep.Checkpoints = append(rep.Checkpoints, r)
+		if r.Linked {
+			rep.Linked, rep.Head = append(rep.Linked, r.Checkpoint), head
+		}
+	}
+}
+
+// markUnlinked marks the sessions of the checkpoints written and not
+// linked as waiting for a commit to link them to.
+func markUnlinked(st *state.Store, results []checkpoint.Result) error {
+	var made []string
+	for _, r := range results {
+		if r.Checkpoint != "" && !r.Linked {
+			made = append(made, r.Session)
+		}
+	}
+	return st.SetMarks(state.MarkUnlinked, made)
 }
 
 // settled is what settle did to one session.
@@ -292,14 +352,18 @@ func turnCancelled(s *state.Session) bool {
 
 // settle ends cancelled turns and finalizes sessions under their locks, in
 // one grouped write, after deciding again on the state loaded there: a
-// turn may have revived one since the scan.
-func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time.Duration) []settled {
+// turn may have revived one since the scan. With w, the sessions it ends
+// are condensed into that write (checkpoint.CondenseEnding), under the
+// checkpoints lock taken first; it returns what was condensed. Without w,
+// or when the checkpoints lock cannot be had, they end with their
+// to-condense marks, for a condense after.
+func settle(st *state.Store, w *writer, ids []string, now func() time.Time, staleAfter time.Duration) ([]settled, []checkpoint.Result, error) {
 	out := make([]settled, len(ids))
 	at := make(map[string]int, len(ids))
 	for i, id := range ids {
 		at[id] = i
 	}
-	sessions, errs := st.MutateEach(ids, func(tx *state.Tx) error {
+	end := func(tx *state.Tx) error {
 		s := tx.Session
 		v := state.OwnerVerdict(s)
 		d := decide(s, v, turnCancelled(s), now(), staleAfter)
@@ -318,7 +382,28 @@ func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time
 			}
 		}
 		return nil
-	})
+	}
+	var sessions []*state.Session
+	var errs []error
+	var results []checkpoint.Result
+	var cerr error
+	ran := false
+	if w != nil {
+		lerr := w.cp.Locked(st, func() error {
+			ran = true
+			sessions, errs = st.MutateEachThen(ids, end, func(txs []*state.Tx) {
+				r, err := w.cp.CondenseEnding(st, txs, w.link())
+				results, cerr = append(results, r...), errors.Join(cerr, err)
+			})
+			return nil
+		})
+		if ran {
+			cerr = errors.Join(cerr, lerr, markUnlinked(st, results))
+		}
+	}
+	if !ran {
+		sessions, errs = st.MutateEach(ids, end)
+	}
 	for i, id := range ids {
 		f := &out[i]
 		f.session = sessions[i]
@@ -336,7 +421,7 @@ func settle(st *state.Store, ids []string, now func() time.Time, staleAfter time
 		st.Logger().Info("transition", "session", id, "agent", f.tr.Agent, "from", string(f.tr.From),
 			"to", string(state.PhaseEnded), "reason", f.tr.Reason, "owner", f.tr.Owner)
 	}
-	return out
+	return out, results, cerr
 }
 
 // worktreeHead is the commit checked out in a session's worktree, "" when
@@ -381,26 +466,22 @@ func appendUnique(list []string, s string) []string {
 
 // condense writes the pending turns of the given sessions to the
 // checkpoints, linking those link wants, and marks the others as waiting
-// for a commit to link to. Condense clears the to-condense mark of each
-// session it wrote a checkpoint for; once all went well, so does this for
-// the sessions that had nothing to condense.
+// for a commit to link to. Condense clears the to-condense
+// mark of each session it wrote a checkpoint for; once all went well, so
+// does this for the sessions that had nothing to condense.
 // After a failure the marks stay and the next sweep tries again:
 // condensing is idempotent.
 func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoint.Link) ([]checkpoint.Result, error) {
 	results, err := cp.Condense(st, ids, link)
-	var made []string
-	written := map[string]bool{}
-	for _, r := range results {
-		written[r.Session] = true
-		if r.Checkpoint != "" && !r.Linked {
-			made = append(made, r.Session)
-		}
-	}
-	if merr := st.SetMarks(state.MarkUnlinked, made); merr != nil && err == nil {
+	if merr := markUnlinked(st, results); merr != nil && err == nil {
 		err = merr
 	}
 	if err != nil {
 		return results, fmt.Errorf("condense: %w", err)
+	}
+	written := map[string]bool{}
+	for _, r := range results {
+		written[r.Session] = true
 	}
 	var rest []string
 	for _, id := range ids {

@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -368,5 +370,42 @@ func TestFailedCondenseIsRetried(t *testing.T) {
 	}
 	if s, _ := st.Load("retry-1"); s.HasPending() || !s.Interrupted {
 		t.Fatalf("after the retry: pending %v interrupted %v", s.HasPending(), s.Interrupted)
+	}
+}
+
+// A sweep condenses the sessions it ends in the write that ends them, under
+// the checkpoints lock. While another process holds that lock, the sweep
+// still finalizes: the sessions end marked to condense, and a later sweep
+// condenses them.
+func TestFinalizesWhileTheCheckpointsAreLocked(t *testing.T) {
+	repo, st := newRepo(t)
+	startTurn(t, st, repo, "dead-1", deadOwner(t))
+	unlock, err := st.Lock("checkpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	impatient, err := state.Open(repo.CommonDir, state.Options{LockWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer impatient.Close()
+	rep, err := Run(repo, impatient, Options{})
+	if !errors.Is(err, state.ErrLockTimeout) || len(rep.Finalized) != 1 || len(rep.Checkpoints) != 0 {
+		t.Fatalf("sweep while locked: finalized %+v, checkpoints %+v, %v; want dead-1 finalized and a lock timeout", rep.Finalized, rep.Checkpoints, err)
+	}
+	if marked, _ := st.Marked(state.MarkCondense); !slices.Equal(marked, []string{"dead-1"}) {
+		t.Errorf("to condense: %v, want dead-1", marked)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Run(repo, st, Options{}); err != nil || len(rep.Checkpoints) != 1 {
+		t.Fatalf("next sweep: checkpoints %+v, %v", rep.Checkpoints, err)
+	}
+	if s, _ := st.Load("dead-1"); s.Phase != state.PhaseEnded || s.HasPending() || len(s.Checkpoints) != 1 {
+		t.Errorf("dead-1 after: phase %s, pending %v, checkpoints %v", s.Phase, s.HasPending(), s.Checkpoints)
+	}
+	if marked, _ := st.Marked(state.MarkCondense); len(marked) != 0 {
+		t.Errorf("to condense after: %v", marked)
 	}
 }
