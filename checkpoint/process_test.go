@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,7 +20,24 @@ const (
 	helperEnv    = "TETHER_CHECKPOINT_HELPER" // "<common dir>|<session,...>|<stop point or empty>"
 	helperReady  = "stopped at "
 	helperLockMs = 30000
+	helperEnd    = "end:" // before the sessions: end them, as a sweep does, and condense them in that write
 )
+
+// endAndCondense ends the sessions ids and condenses them in the write that
+// ends them, the way the sweep finalizes dead sessions.
+func endAndCondense(r *Repo, st *state.Store, ids []string) (res []Result, err error) {
+	lerr := r.Locked(st, func() error {
+		_, errs := st.MutateEachThen(ids, func(tx *state.Tx) error {
+			s := tx.Session
+			s.Phase, s.EndedAt, s.EndReason, s.Interrupted = state.PhaseEnded, time.Now().UTC(), state.EndInterrupted, true
+			return nil
+		}, func(txs []*state.Tx) {
+			res, err = r.CondenseEnding(st, txs, nil)
+		})
+		return errors.Join(errs...)
+	})
+	return res, errors.Join(err, lerr)
+}
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(helperEnv); spec != "" {
@@ -56,7 +74,12 @@ func helperMain(spec string) int {
 			}
 		}
 	}
-	res, err := r.Condense(st, strings.Split(parts[1], ","), nil)
+	var res []Result
+	if ids, ok := strings.CutPrefix(parts[1], helperEnd); ok {
+		res, err = endAndCondense(r, st, strings.Split(ids, ","))
+	} else {
+		res, err = r.Condense(st, strings.Split(parts[1], ","), nil)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -148,6 +171,54 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			if n := runGit(t, f.dir, "rev-list", "--count", transcripts.String()); n != "1" {
 				t.Errorf("transcripts ref has %s commits, want 1", n)
+			}
+			f.fsck(t)
+		})
+	}
+}
+
+// A sweep killed while it ends sessions and condenses them in the same
+// write, before its checkpoints are on their ref or after: nothing of the
+// session's state changed (it is still live, for the next sweep to end),
+// and the next sweep writes the checkpoint once and records it.
+func TestCrashRecoveryWhileEnding(t *testing.T) {
+	t.Parallel()
+	for _, point := range []string{"before-ref", "after-ref"} {
+		t.Run(point, func(t *testing.T) {
+			f := newFixture(t)
+			a := f.agent(t, "crash")
+			a.turn("one")
+			a.turnStart("two")
+			a.write(`{"type":"user","text":"two"}`)
+			killAt(t, f, helperEnd+"crash", point)
+
+			if s := a.load(); s.Phase != state.PhaseActive || s.Condensed != 0 || len(s.Checkpoints) != 0 {
+				t.Fatalf("the killed sweep changed the session: phase %s, condensed %d, checkpoints %+v", s.Phase, s.Condensed, s.Checkpoints)
+			}
+			if marked, _ := f.st.Marked(state.MarkCondense); len(marked) != 0 {
+				t.Errorf("to condense after the kill: %v", marked)
+			}
+			out, err := helperCmd(t, f.common, helperEnd+"crash", "").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := strings.Fields(string(out))
+			if len(ids) != 1 {
+				t.Fatalf("recovery wrote %q, want one checkpoint", out)
+			}
+			if dirs := runGit(t, f.dir, "ls-tree", "-r", "-d", "--name-only", CheckpointsRef); strings.Count(dirs, "\n") != 1 {
+				t.Errorf("checkpoint trees:\n%s\nwant exactly one checkpoint", dirs)
+			}
+			cp, err := f.repo.Read(ids[0])
+			if err != nil || len(cp.Turns) != 2 || !cp.Turns[1].Interrupted {
+				t.Fatalf("checkpoint %+v, %v; want turn two interrupted", cp, err)
+			}
+			s := a.load()
+			if s.Phase != state.PhaseEnded || s.Condensed != a.logSize() || len(s.Checkpoints) != 1 || s.Checkpoints[0].ID != ids[0] {
+				t.Errorf("session after recovery: phase %s, condensed %d/%d, checkpoints %+v", s.Phase, s.Condensed, a.logSize(), s.Checkpoints)
+			}
+			if marked, _ := f.st.Marked(state.MarkCondense); len(marked) != 0 {
+				t.Errorf("to condense after recovery: %v", marked)
 			}
 			f.fsck(t)
 		})
