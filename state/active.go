@@ -57,7 +57,8 @@ func (s *Store) MarkActive() error {
 // live session or a to-do mark, and reports whether the flag stays. The
 // sweep calls it when it has left nothing live. The flag goes first and
 // the directories are read after, sessions/ before the marks (a session
-// that ends is marked before it leaves sessions/, and a mark is set before
+// that ends is marked before it leaves sessions/, unless the write that
+// ends it condenses it and leaves nothing to do, and a mark is set before
 // the one it replaces is cleared), so a session or mark written meanwhile
 // is either seen here or flags the store again itself.
 func (s *Store) SettleActive() (bool, error) {

@@ -280,7 +280,7 @@ func TestCloneID(t *testing.T) {
 }
 
 // MutateEachThen's step sees the transactions that will write, locks held,
-// and what it changes is written with them. A session it records as
+// and what it changes is written with them. A session the step records as
 // condensed (it clears the to-condense mark) ends without the mark ever
 // being set; the one it leaves alone ends marked, as with MutateEach.
 func TestMutateEachThen(t *testing.T) {
@@ -323,7 +323,7 @@ func TestMutateEachThen(t *testing.T) {
 		t.Errorf("condensed as stored: %+v, %v", got, err)
 	}
 	if !slices.Equal(midWrite, []string{"left"}) {
-		t.Errorf("to condense during the write: %v, want only the session then left alone", midWrite)
+		t.Errorf("to condense during the write: %v, want only the session the step left alone", midWrite)
 	}
 	if marked, err := s.Marked(MarkCondense); err != nil || !slices.Equal(marked, []string{"left"}) {
 		t.Errorf("to condense after: %v (%v)", marked, err)

@@ -74,8 +74,20 @@ func runChild(mode string) error {
 				}
 				sessions = []*Session{sess}
 			} else {
+				// With CHILD_CONDENSED set, each write that ends a session
+				// also records it condensed, as the sweep's does.
+				var then func([]*Tx)
+				if os.Getenv("CHILD_CONDENSED") != "" {
+					then = func(txs []*Tx) {
+						for _, tx := range txs {
+							if tx.Session.Phase == PhaseEnded {
+								tx.ClearMark(MarkCondense)
+							}
+						}
+					}
+				}
 				var errs []error
-				if sessions, errs = s.MutateEach(ids, turn); errors.Join(errs...) != nil {
+				if sessions, errs = s.MutateEachThen(ids, turn, then); errors.Join(errs...) != nil {
 					return errors.Join(errs...)
 				}
 			}

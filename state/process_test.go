@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,9 +144,12 @@ func TestCrashKill9(t *testing.T) {
 	for _, ids := range [][]string{{"crashy"}, {"g1", "g2", "g3"}} {
 		t.Run(fmt.Sprintf("%d session(s)", len(ids)), func(t *testing.T) { crashKill9(t, ids) })
 	}
+	// Each write that ends a session records it condensed (it clears its
+	// to-condense mark), as a sweep's does.
+	t.Run("condensed as they end", func(t *testing.T) { crashKill9(t, []string{"c1", "c2", "c3"}, "CHILD_CONDENSED=1") })
 }
 
-func crashKill9(t *testing.T, ids []string) {
+func crashKill9(t *testing.T, ids []string, env ...string) {
 	common := t.TempDir()
 	id := strings.Join(ids, ",")
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
@@ -153,7 +157,7 @@ func crashKill9(t *testing.T, ids []string) {
 	last := map[string]int{} // turns found after the last kill, per session
 	halfMoved := 0           // kills that left a move between homes unfinished
 	for round := range 100 {
-		cmd := child(t, "crash", common, id)
+		cmd := child(t, "crash", common, id, env...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -264,6 +268,15 @@ func checkAfterCrash(t *testing.T, common, id string, round, floor int) int {
 	}
 	if err != nil {
 		t.Fatalf("round %d: Load after kill: %v", round, err)
+	}
+	// A session a half-finished move left in both homes is listed as it
+	// is: live only if its newest copy is.
+	live, _, err := s.List()
+	if err != nil {
+		t.Fatalf("round %d: List after kill: %v", round, err)
+	}
+	if listed := slices.ContainsFunc(live, func(l *Session) bool { return l.ID == id }); listed != (sess.Phase != PhaseEnded) {
+		t.Fatalf("round %d: %s in phase %s, listed live: %v", round, id, sess.Phase, listed)
 	}
 	// Nothing reported may be missing.
 	if sess.Turns < floor {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -607,15 +606,18 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		grouped = append(grouped, w)
 	}
 	// Ending: the to-do to condense is durable before the state that
-	// ends, so a crash after finalizing never strands the turns. A write
-	// that records the session condensed as it ends it (it clears the
-	// mark) leaves nothing to do.
-	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
+	// ends, so a crash after finalizing never strands the turns. The
+	// marks' directory is fsynced while the states are written: both are
+	// durable before any rename. A write that records the session
+	// condensed as it ends it leaves nothing to do: no mark.
+	marked := each(grouped, func(w *txWrite) (string, error) {
 		if w.target != locEnded || w.l.has[locEnded] || slices.Contains(w.tx.clear, MarkCondense) {
-			return "", nil // not ending, or condensed in this very write
+			return "", nil
 		}
 		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
 	})
+	marksSynced := make(chan map[string]error, 1)
+	go func() { marksSynced <- syncDirs(root, marked) }()
 	// The turn records are fsynced while the state is written (the temp
 	// file is invisible until its rename), and durable before the rename
 	// makes the state that counts them visible.
@@ -635,6 +637,7 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		w.logSynced, w.tx.Session.TurnLogSize = wait, size
 	}
 	s.writeTemps(root, grouped)
+	fail(marked, <-marksSynced)
 	// The turn log moves with the state, in the same directory fsync:
 	// whichever of the two renames a crash keeps, the log is found in
 	// either home, beside the old state or the new.
@@ -685,6 +688,13 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 // each directory the steps named ("" for none): the step's changes are
 // durable when it returns. A failed fsync fails the writes that needed it.
 func (s *Store) eachThenSync(root *tree, ws []*txWrite, step func(*txWrite) (dir string, err error)) {
+	needs := each(ws, step)
+	fail(needs, syncDirs(root, needs))
+}
+
+// each runs step for every write not failed yet and returns the writes by
+// the directory their step named.
+func each(ws []*txWrite, step func(*txWrite) (dir string, err error)) map[string][]*txWrite {
 	needs := map[string][]*txWrite{}
 	for _, w := range ws {
 		if w.err != nil {
@@ -699,9 +709,26 @@ func (s *Store) eachThenSync(root *tree, ws []*txWrite, step func(*txWrite) (dir
 			needs[dir] = append(needs[dir], w)
 		}
 	}
-	for dir, waiting := range needs {
+	return needs
+}
+
+// syncDirs fsyncs each directory of needs once and returns the failures.
+// It touches no write, so it may run beside steps that do.
+func syncDirs(root *tree, needs map[string][]*txWrite) map[string]error {
+	failed := map[string]error{}
+	for dir := range needs {
 		if err := syncDir(root, dir); err != nil {
-			for _, w := range waiting {
+			failed[dir] = err
+		}
+	}
+	return failed
+}
+
+// fail fails the writes that needed a directory whose fsync failed.
+func fail(needs map[string][]*txWrite, failed map[string]error) {
+	for dir, err := range failed {
+		for _, w := range needs[dir] {
+			if w.err == nil {
 				w.err = err
 			}
 		}
@@ -940,11 +967,11 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 		}
 		sess, _, err := s.readState(root, w, id)
 		if err == nil && sess != nil {
-			if s.maybeMoving(root, w, id) && s.inOtherHome(root, w, sess) {
+			if s.inOtherHome(root, w, sess) {
 				continue
 			}
 			if w == locLive {
-				s.replayTurns(root, sess, locLive) // List never looks in ended/
+				s.replayTurns(root, sess, locLive) // a live session's log is beside it: List reads none in ended/
 			}
 			out = append(out, sess)
 			continue
@@ -964,18 +991,6 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 		}
 	}
 	return out, warns, nil
-}
-
-// maybeMoving says whether a listed session may have a copy in the other
-// home. Live sessions are checked only when marked for condensing (every
-// move to ended/ sets that mark first), so List never touches ended/ on
-// its own.
-func (s *Store) maybeMoving(root *tree, w where, id string) bool {
-	if w == locEnded {
-		return true
-	}
-	_, err := root.Lstat(path.Join(string(MarkCondense), id))
-	return err == nil
 }
 
 // inOtherHome reports whether a listed session really lives in the other
