@@ -23,9 +23,13 @@
 //   - MutateEach writes many sessions with the same promises for each, their
 //     writes grouped: every state file is fsynced (concurrently) before its
 //     rename, and each directory the group changed is fsynced once per step,
-//     not once per session. Locks are taken in ID order.
+//     not once per session. Locks are taken in ID order. MutateEachThen
+//     lets a caller change the group's sessions once all are loaded, before
+//     they are written (the sweep records the checkpoints of the sessions
+//     it ends there).
 //   - Ended sessions live in ended/ and cost nothing to List: it reads only
-//     sessions/.
+//     sessions/, with one stat in ended/ per listed session to finish a
+//     move between the two a crash cut short.
 //   - The file "active" (ActiveFlag) exists whenever the store holds a live
 //     session or a to-do mark: every such write creates it after itself, and
 //     only SettleActive removes it, before it looks for work. A commit hook
