@@ -138,7 +138,7 @@ func load(st *state.Store, id string) (*state.Session, error) {
 // CondenseEnding condenses sessions as they end, in the transactions that
 // end them (state.Store.MutateEachThen): their checkpoints are written
 // first, and the one state write that ends each session records its
-// progress too, its to-condense mark cleared once written. Only a session
+// progress too, with no to-condense mark to set and clear. Only a session
 // whose transaction ends it, appends no turn records and whose agent keeps
 // a transcript file is taken; the others are left as they are, and like
 // any session this fails for, end with their to-condense mark, for

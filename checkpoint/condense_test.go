@@ -593,8 +593,8 @@ func TestCondenseLinks(t *testing.T) {
 
 // The sweep ends dead sessions and condenses them in one state write:
 // CondenseEnding runs between ending them and writing them. A session it
-// condenses ends with its progress recorded and its to-condense mark
-// cleared; one whose end appends turn records is left to Condense, marked.
+// condenses ends with its progress recorded and no to-condense mark; one
+// whose end appends turn records is left to Condense, marked.
 func TestCondenseEnding(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

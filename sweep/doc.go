@@ -14,10 +14,9 @@
 // (state.MutateEach), and condensing one commit per ref. The sessions it
 // ends are condensed in the very write that ends them
 // (checkpoint.CondenseEnding, under the checkpoints lock taken first): one
-// state write per session, not two, its to-condense mark cleared once that
-// write is durable. A session
+// state write per session, not two, and no to-condense mark. A session
 // that cannot be condensed so ends marked, and is condensed after, by this
-// sweep or the next: finalizing never waits on checkpoints. A post-commit
+// sweep or the next: finalizing does not depend on the checkpoints. A post-commit
 // sweep links to the commit HEAD named when it started, even if it goes on
 // after the commit returned and another commit was made. A sweep that
 // leaves no live session clears the store's active flag unless a to-do

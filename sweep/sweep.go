@@ -143,9 +143,8 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		writing()
 	}
 	settled, results, cerr := settle(st, wr, toSettle, now, opts.StaleAfter)
-	// The sessions condensed as they ended have their to-condense marks
-	// cleared; the others keep theirs, and are condensed below with the
-	// rest.
+	// The sessions condensed as they ended carry no to-condense mark; the
+	// others ended marked, and are condensed below with the rest.
 	report(rep, head, results)
 	for _, f := range settled {
 		switch {
