@@ -616,8 +616,12 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		}
 		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
 	})
-	marksSynced := make(chan map[string]error, 1)
-	go func() { marksSynced <- syncDirs(root, marked) }()
+	marksSynced := func() map[string]error { return nil }
+	if len(marked) > 0 {
+		done := make(chan map[string]error, 1)
+		go func() { done <- syncDirs(root, marked) }()
+		marksSynced = func() map[string]error { return <-done }
+	}
 	// The turn records are fsynced while the state is written (the temp
 	// file is invisible until its rename), and durable before the rename
 	// makes the state that counts them visible.
@@ -637,7 +641,7 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		w.logSynced, w.tx.Session.TurnLogSize = wait, size
 	}
 	s.writeTemps(root, grouped)
-	fail(marked, <-marksSynced)
+	fail(marked, marksSynced())
 	// The turn log moves with the state, in the same directory fsync:
 	// whichever of the two renames a crash keeps, the log is found in
 	// either home, beside the old state or the new.
