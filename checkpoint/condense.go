@@ -108,7 +108,7 @@ func (r *Repo) condense(st *state.Store, ids []string, link *Link, convs map[str
 		}
 		sessions = append(sessions, s)
 	}
-	jobs, failed, err := r.write(st, sessions, link, convs)
+	jobs, _, failed, err := r.write(st, sessions, link, convs)
 	errs = append(errs, failed...)
 	if err != nil {
 		return nil, errors.Join(append(errs, err)...)
@@ -155,26 +155,17 @@ func (r *Repo) CondenseEnding(st *state.Store, txs []*state.Tx, link *Link) ([]R
 	if len(sessions) == 0 {
 		return nil, nil
 	}
-	jobs, failed, err := r.write(st, sessions, link, nil)
+	jobs, idle, failed, err := r.write(st, sessions, link, nil)
 	if err != nil {
 		return nil, fmt.Errorf("condense: %w", errors.Join(append(failed, err)...))
 	}
-	done := map[string]bool{}
 	results := make([]Result, 0, len(jobs))
 	for _, j := range jobs {
 		j.record(byID[j.res.Session])
-		done[j.res.Session] = true
 		results = append(results, j.res)
 	}
-	for _, err := range failed {
-		if se, ok := err.(sessionError); ok {
-			done[se.id] = true // keeps its mark
-		}
-	}
-	for _, s := range sessions {
-		if !done[s.ID] {
-			byID[s.ID].ClearMark(state.MarkCondense) // nothing to condense
-		}
+	for _, id := range idle {
+		byID[id].ClearMark(state.MarkCondense) // nothing to condense
 	}
 	if len(failed) > 0 {
 		return results, fmt.Errorf("condense: %w", errors.Join(failed...))
@@ -182,31 +173,23 @@ func (r *Repo) CondenseEnding(st *state.Store, txs []*state.Tx, link *Link) ([]R
 	return results, nil
 }
 
-// sessionError is why one session could not be condensed.
-type sessionError struct {
-	id  string
-	err error
-}
-
-func (e sessionError) Error() string { return fmt.Sprintf("condense %s: %v", e.id, e.err) }
-func (e sessionError) Unwrap() error { return e.err }
-
 // write builds the checkpoints of the sessions, as loaded, and puts them
 // on their refs, linking those link wants: everything of a condense but
-// recording the sessions' progress. A session that fails is left out and
-// listed in failed; err is for what failed them all.
-func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, convs map[string]exported) (jobs []*job, failed []error, err error) {
+// recording the sessions' progress. It lists the sessions with nothing to
+// condense in idle; failed has the errors of the sessions left out (and
+// of a link that could not be made); err is for what failed them all.
+func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, convs map[string]exported) (jobs []*job, idle []string, failed []error, err error) {
 	clone, err := st.CloneID()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// A fetch may have brought packs since this Repo last looked.
 	if err := r.refresh(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	_, root, err := r.tipAndRoot(CheckpointsRef)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	b := r.newBatch()
 	defer b.discard()
@@ -215,11 +198,12 @@ func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, con
 	st.RemoveStaleStaging(tempPrefix, time.Now())
 	for _, s := range sessions {
 		j, err := r.prepare(b, st, s, root, clone)
-		if err != nil {
-			failed = append(failed, sessionError{s.ID, err})
-			continue
-		}
-		if j != nil {
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Errorf("condense %s: %w", s.ID, err))
+		case j == nil:
+			idle = append(idle, s.ID)
+		default:
 			jobs = append(jobs, j)
 		}
 	}
@@ -232,10 +216,10 @@ func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, con
 		}
 	}
 	if err := r.commitJobs(b, jobs, note); err != nil {
-		return nil, failed, err
+		return nil, nil, failed, err
 	}
 	r.callHook("after-ref", CheckpointsRef)
-	return jobs, failed, nil
+	return jobs, idle, failed, nil
 }
 
 // prepare builds the checkpoint of one session against the tree root of

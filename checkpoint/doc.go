@@ -55,9 +55,10 @@
 //     however many sessions it condenses, all its objects in one pack, and
 //     records every session's progress in one grouped state write
 //     (state.MutateEach); CondenseEnding records it in the caller's write
-//     that ends the sessions (state.MutateEachThen). Tree updates rewrite only the trees on the path to
-//     the new entries, so their cost does not grow with the number of
-//     checkpoints. Transcripts move before the checkpoints that name them.
+//     that ends the sessions (state.MutateEachThen). Tree updates rewrite
+//     only the trees on the path to the new entries, so their cost does not
+//     grow with the number of checkpoints. Transcripts move before the
+//     checkpoints that name them.
 //   - Objects and refs are durable before they are referenced: the objects
 //     of one write go into one pack, which with its index is fsynced and
 //     moved into objects/pack before a ref points at them (git gc --auto

@@ -428,13 +428,19 @@ func (l *lockedBuffer) String() string {
 // fails, saying what it waited for.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !poll(timeout, cond) {
+		t.Fatalf("waited %s for %s", timeout, what)
 	}
+}
+
+// poll reports whether cond holds within timeout, asking every 100 ms.
+func poll(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // tmuxSession is a TUI running in a private tmux server.
@@ -532,14 +538,7 @@ func (s *tmuxSession) waitText(text string, timeout time.Duration) {
 
 // shows reports whether the pane shows text within timeout.
 func (s *tmuxSession) shows(text string, timeout time.Duration) bool {
-	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
-		if strings.Contains(s.capture(), text) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
+	return poll(timeout, func() bool { return strings.Contains(s.capture(), text) })
 }
 
 // pid is the process the pane started.

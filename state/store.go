@@ -606,22 +606,15 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		grouped = append(grouped, w)
 	}
 	// Ending: the to-do to condense is durable before the state that
-	// ends, so a crash after finalizing never strands the turns. The
-	// marks' directory is fsynced while the states are written: both are
-	// durable before any rename. A write that records the session
-	// condensed as it ends it leaves nothing to do: no mark.
-	marked := each(grouped, func(w *txWrite) (string, error) {
+	// ends, so a crash after finalizing never strands the turns. A write
+	// that records the session condensed as it ends it leaves nothing to
+	// do: no mark.
+	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
 		if w.target != locEnded || w.l.has[locEnded] || slices.Contains(w.tx.clear, MarkCondense) {
 			return "", nil
 		}
 		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
 	})
-	marksSynced := func() map[string]error { return nil }
-	if len(marked) > 0 {
-		done := make(chan map[string]error, 1)
-		go func() { done <- syncDirs(root, marked) }()
-		marksSynced = func() map[string]error { return <-done }
-	}
 	// The turn records are fsynced while the state is written (the temp
 	// file is invisible until its rename), and durable before the rename
 	// makes the state that counts them visible.
@@ -641,7 +634,6 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		w.logSynced, w.tx.Session.TurnLogSize = wait, size
 	}
 	s.writeTemps(root, grouped)
-	fail(marked, marksSynced())
 	// The turn log moves with the state, in the same directory fsync:
 	// whichever of the two renames a crash keeps, the log is found in
 	// either home, beside the old state or the new.
@@ -692,13 +684,6 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 // each directory the steps named ("" for none): the step's changes are
 // durable when it returns. A failed fsync fails the writes that needed it.
 func (s *Store) eachThenSync(root *tree, ws []*txWrite, step func(*txWrite) (dir string, err error)) {
-	needs := each(ws, step)
-	fail(needs, syncDirs(root, needs))
-}
-
-// each runs step for every write not failed yet and returns the writes by
-// the directory their step named.
-func each(ws []*txWrite, step func(*txWrite) (dir string, err error)) map[string][]*txWrite {
 	needs := map[string][]*txWrite{}
 	for _, w := range ws {
 		if w.err != nil {
@@ -713,26 +698,9 @@ func each(ws []*txWrite, step func(*txWrite) (dir string, err error)) map[string
 			needs[dir] = append(needs[dir], w)
 		}
 	}
-	return needs
-}
-
-// syncDirs fsyncs each directory of needs once and returns the failures.
-// It touches no write, so it may run beside steps that do.
-func syncDirs(root *tree, needs map[string][]*txWrite) map[string]error {
-	failed := map[string]error{}
-	for dir := range needs {
+	for dir, waiting := range needs {
 		if err := syncDir(root, dir); err != nil {
-			failed[dir] = err
-		}
-	}
-	return failed
-}
-
-// fail fails the writes that needed a directory whose fsync failed.
-func fail(needs map[string][]*txWrite, failed map[string]error) {
-	for dir, err := range failed {
-		for _, w := range needs[dir] {
-			if w.err == nil {
+			for _, w := range waiting {
 				w.err = err
 			}
 		}

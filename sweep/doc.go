@@ -16,11 +16,12 @@
 // (checkpoint.CondenseEnding, under the checkpoints lock taken first): one
 // state write per session, not two, and no to-condense mark. A session
 // that cannot be condensed so ends marked, and is condensed after, by this
-// sweep or the next: finalizing does not depend on the checkpoints. A post-commit
-// sweep links to the commit HEAD named when it started, even if it goes on
-// after the commit returned and another commit was made. A sweep that
-// leaves no live session clears the store's active flag unless a to-do
-// mark remains (state.SettleActive), so the next commits start nothing.
+// sweep or the next: finalizing does not depend on the checkpoints. A
+// post-commit sweep links to the commit HEAD named when it started, even
+// if it goes on after the commit returned and another commit was made. A
+// sweep that leaves no live session clears the store's active flag unless
+// a to-do mark remains (state.SettleActive), so the next commits start
+// nothing.
 // A running turn whose agent wrote its cancel into the transcript and fired
 // no hook (Claude Code's Esc; agent.TurnCancelled) is over: the sweep
 // records its end, so the session is idle, and one whose agent is gone

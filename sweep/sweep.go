@@ -466,9 +466,9 @@ func appendUnique(list []string, s string) []string {
 
 // condense writes the pending turns of the given sessions to the
 // checkpoints, linking those link wants, and marks the others as waiting
-// for a commit to link to. Condense clears the to-condense
-// mark of each session it wrote a checkpoint for; once all went well, so
-// does this for the sessions that had nothing to condense.
+// for a commit to link to. Condense clears the to-condense mark of each
+// session it wrote a checkpoint for; once all went well, so does this for
+// the sessions that had nothing to condense.
 // After a failure the marks stay and the next sweep tries again:
 // condensing is idempotent.
 func condense(st *state.Store, cp *checkpoint.Repo, ids []string, link *checkpoint.Link) ([]checkpoint.Result, error) {

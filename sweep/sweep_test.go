@@ -373,6 +373,25 @@ func TestFailedCondenseIsRetried(t *testing.T) {
 	}
 }
 
+// The sessions a sweep ends are condensed in the write that ends them, so
+// no to-condense mark is set for them: here one could not be (a directory
+// stands where dead-1's mark would go), and the sweep still ends and
+// condenses it. Ended first and condensed after, it would fail to end.
+func TestEndedSessionsAreCondensedInTheWriteThatEndsThem(t *testing.T) {
+	repo, st := newRepo(t)
+	startTurn(t, st, repo, "dead-1", deadOwner(t))
+	if err := os.MkdirAll(filepath.Join(repo.CommonDir, "tether", string(state.MarkCondense), "dead-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(repo, st, Options{})
+	if err != nil || len(rep.Finalized) != 1 || len(rep.Checkpoints) != 1 || len(rep.Warnings) != 0 {
+		t.Fatalf("finalized %+v, checkpoints %+v, warnings %v, %v; want dead-1 ended and condensed", rep.Finalized, rep.Checkpoints, rep.Warnings, err)
+	}
+	if s, err := st.Load("dead-1"); err != nil || s.Phase != state.PhaseEnded || s.HasPending() || len(s.Checkpoints) != 1 {
+		t.Errorf("dead-1 as stored: %+v, %v", s, err)
+	}
+}
+
 // A sweep condenses the sessions it ends in the write that ends them, under
 // the checkpoints lock. While another process holds that lock, the sweep
 // still finalizes: the sessions end marked to condense, and a later sweep

@@ -9,11 +9,12 @@
 //     each time tether or a fetch writes one, until git gc). Pack indexes
 //     never change once written, so reading one whole is safe.
 //   - Files are opened and stat'ed at their path under the git directory
-//     (non-blocking: see noPoll). go-billy's default "soft chroot" resolves each path one component at
-//     a time in user space (an lstat per directory) to keep symlinks inside
-//     it; a git directory's layout is git's, and git follows its symlinks
-//     as the kernel does. Names that are not local (absolute, or climbing
-//     out with "..") still go through the soft chroot, as do all writes.
+//     (non-blocking: see noPoll). go-billy's default "soft chroot" resolves
+//     each path one component at a time in user space (an lstat per
+//     directory) to keep symlinks inside it; a git directory's layout is
+//     git's, and git follows its symlinks as the kernel does. Names that are
+//     not local (absolute, or climbing out with "..") still go through the
+//     soft chroot, as do all writes.
 //
 // Measured: `go run ./scripts/bench --only condenses` (the note of issue 20).
 package gitstore
