@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,6 +133,13 @@ func TestClaudePrintKilled(t *testing.T) {
 	mock := mockllm.NewAnthropic(t)
 	r := claudeRepo(t, mock)
 	p, s := holdTurn(t, r, mock)
+	// Claude Code writes the turn into its transcript a moment after it
+	// sends the request; killed before that, it leaves nothing to resume
+	// (resume says so). This is the kill of a session it can resume.
+	waitFor(t, "the held turn in claude's transcript", 90*time.Second, func() bool {
+		text, _ := readClaudeTranscript(r, s.ID)
+		return strings.Contains(text, "think hard [[hold]]")
+	})
 	signal(t, p.Cmd.Process.Pid, syscall.SIGKILL)
 	p.wait(4 * time.Minute) // reaped once all its threads are gone
 	if got := onlyClaudeSession(t, r.sessions(false)); got.Phase != "active" {
@@ -168,15 +176,22 @@ const claudeCancel = "[Request interrupted by user"
 // claudeTranscript is the transcript of a Claude Code session, as it is now.
 func claudeTranscript(t *testing.T, r *repo, id string) string {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(r.Home, ".claude", "projects", "*", id+".jsonl"))
-	if len(paths) != 1 {
-		t.Fatalf("transcript of %s: %v", id, paths)
-	}
-	b, err := os.ReadFile(paths[0])
+	text, err := readClaudeTranscript(r, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return text
+}
+
+// readClaudeTranscript reads the transcript of a Claude Code session, which
+// Claude Code may not have written yet.
+func readClaudeTranscript(r *repo, id string) (string, error) {
+	paths, _ := filepath.Glob(filepath.Join(r.Home, ".claude", "projects", "*", id+".jsonl"))
+	if len(paths) != 1 {
+		return "", fmt.Errorf("transcript of %s: %v", id, paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	return string(b), err
 }
 
 // TestClaudePrintSIGINT interrupts claude -p with SIGINT mid-turn. Claude
