@@ -182,6 +182,10 @@ type Entry struct {
 	// Restored, for a Rewind, is the tree the rewind put the turn's paths
 	// back to: Tree holds what they were before.
 	Restored string `json:"restored,omitempty"`
+	// Late are the paths the capture found written after its boundary:
+	// Tree holds them as they were when the capture looked, not as the
+	// turn left them (CaptureTurn).
+	Late []string `json:"late,omitempty"`
 }
 
 // Trailers of the commit message of a recorded capture.
@@ -189,6 +193,7 @@ const (
 	trailerTurn     = "Tether-Turn: "
 	trailerAt       = "Tether-At: "
 	trailerRestored = "Tether-Restored: "
+	trailerLate     = "Tether-Late: " // a Go-quoted path, one per trailer
 )
 
 // message is a recorded capture's commit message.
@@ -197,6 +202,9 @@ func message(session string, e Entry) string {
 	fmt.Fprintf(&b, "tether: turn %d %s\n\nTether-Session: %s\n%s%d\n%s%s\n", e.Turn, e.At, session, trailerTurn, e.Turn, trailerAt, e.At)
 	if e.Restored != "" {
 		fmt.Fprintf(&b, "%s%s\n", trailerRestored, e.Restored)
+	}
+	for _, p := range e.Late {
+		fmt.Fprintf(&b, "%s%s\n", trailerLate, strconv.Quote(p))
 	}
 	return b.String()
 }
@@ -217,6 +225,12 @@ func ParseMessage(msg string) (Entry, bool) {
 			e.At = strings.TrimPrefix(line, trailerAt)
 		case strings.HasPrefix(line, trailerRestored):
 			e.Restored = strings.TrimPrefix(line, trailerRestored)
+		case strings.HasPrefix(line, trailerLate):
+			p, err := strconv.Unquote(strings.TrimPrefix(line, trailerLate))
+			if err != nil {
+				return Entry{}, false
+			}
+			e.Late = append(e.Late, p)
 		}
 	}
 	return e, e.At != ""
@@ -309,13 +323,87 @@ func (w *Worktree) Checkout(tree string, paths []string) error {
 	return nil
 }
 
-// CaptureTurn captures the worktree and records it for a turn boundary.
-func (w *Worktree) CaptureTurn(session string, turn int, at string) (Entry, error) {
+// CaptureTurn captures the worktree and records it for a turn boundary
+// the turn reached at boundary. The capture runs after the boundary (the
+// hook starts it in the background), and the worktree may change in
+// between: the paths it finds written after boundary are listed as Late
+// (see late). A zero boundary is now, for a capture taken where it is
+// wanted (Swept, Rewind).
+func (w *Worktree) CaptureTurn(session string, turn int, at string, boundary time.Time) (Entry, error) {
+	base := ""
+	if !boundary.IsZero() {
+		var err error
+		if base, err = w.lateBase(session); err != nil {
+			return Entry{}, err
+		}
+	}
 	tree, err := w.Capture()
 	if err != nil {
 		return Entry{}, err
 	}
-	return w.Record(session, Entry{Turn: turn, At: at, Tree: tree})
+	e := Entry{Turn: turn, At: at, Tree: tree}
+	if base != "" {
+		if e.Late, err = w.late(base, tree, boundary); err != nil {
+			return Entry{}, err
+		}
+	}
+	return w.Record(session, e)
+}
+
+// lateBase is what a capture of the session is compared with to find the
+// paths it may have caught late: the session's last capture, else HEAD;
+// "" when there is neither (an unborn branch).
+func (w *Worktree) lateBase(session string) (string, error) {
+	tip, err := w.tip(Ref(session))
+	if err != nil || tip != "" {
+		return tip, err
+	}
+	head, _, err := gitdir.Head(w.repo.GitDir, w.repo.CommonDir)
+	if err != nil {
+		return "", nil // unborn: nothing to compare with
+	}
+	return head, nil
+}
+
+// late lists the paths that differ between base and tree and were written
+// after boundary, by their modification time: what the capture holds of
+// them is not what the worktree held at the boundary. A path gone from the
+// worktree counts by its nearest directory's time (a deletion leaves no
+// file to look at). A file's time is never later than its write, so a path
+// written before the boundary is never listed; one written in the same
+// tick of the file system's clock may be missed.
+func (w *Worktree) late(base, tree string, boundary time.Time) ([]string, error) {
+	if base == tree {
+		return nil, nil
+	}
+	out, err := w.gitRaw("", nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, tree)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	var late []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p == "" {
+			continue
+		}
+		if writtenAfter(w.repo.WorkTree, p, boundary) {
+			late = append(late, p)
+		}
+	}
+	return late, nil
+}
+
+// writtenAfter reports whether the worktree's path (slash-separated),
+// or, where it is gone, its nearest directory, was modified after t.
+func writtenAfter(worktree, path string, t time.Time) bool {
+	for p := filepath.FromSlash(path); ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(filepath.Join(worktree, p))
+		if err == nil {
+			return fi.ModTime().After(t)
+		}
+		if p == "." || p == string(filepath.Separator) {
+			return false
+		}
+	}
 }
 
 // Remove drops a session's captures; their objects go with the next gc.
@@ -337,6 +425,13 @@ func (w *Worktree) Remove(session string) error {
 // git runs git on the repository with, when index is set, that index;
 // it returns the trimmed output and an error carrying git's own words.
 func (w *Worktree) git(index string, stdin io.Reader, args ...string) (string, error) {
+	out, err := w.gitRaw(index, stdin, args...)
+	return strings.TrimSpace(out), err
+}
+
+// gitRaw is git with the output as git wrote it (NUL-separated names may
+// begin or end with spaces).
+func (w *Worktree) gitRaw(index string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = w.repo.WorkTree
 	if cmd.Dir == "" {
@@ -362,9 +457,9 @@ func (w *Worktree) git(index string, stdin io.Reader, args ...string) (string, e
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
 		}
-		return strings.TrimSpace(stdout.String()), fmt.Errorf("git %s: %s", args[0], msg)
+		return stdout.String(), fmt.Errorf("git %s: %s", args[0], msg)
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return stdout.String(), nil
 }
 
 // cleanEnv drops what would point git at another repository, index or

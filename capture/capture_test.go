@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,15 +41,35 @@ func TestRef(t *testing.T) {
 }
 
 func TestMessageRoundTrip(t *testing.T) {
-	for _, e := range []capture.Entry{{Turn: 3, At: capture.Start}, {Turn: 12, At: capture.Rewind, Restored: "abc"}} {
+	for _, e := range []capture.Entry{
+		{Turn: 3, At: capture.Start},
+		{Turn: 12, At: capture.Rewind, Restored: "abc"},
+		{Turn: 2, At: capture.End, Late: []string{"other.txt", "dir/with\nnewline \"and quotes\"", " spaced "}},
+	} {
 		got, ok := capture.ParseMessage(capture.Message("sess", e))
-		if !ok || got != e {
+		if !ok || !reflect.DeepEqual(got, e) {
 			t.Errorf("ParseMessage(message(%+v)) = %+v, %v", e, got, ok)
 		}
 	}
 	if _, ok := capture.ParseMessage("a commit of someone else's\n"); ok {
 		t.Error("a message without trailers parsed as a capture")
 	}
+}
+
+// A capture's message reads back as the entry it was written from, and
+// nothing else parses as more than it says.
+func FuzzParseMessage(f *testing.F) {
+	f.Add("sess", 1, capture.End, "", "a.txt")
+	f.Add("s", 7, capture.Rewind, "0123", "dir/\x00odd\n\"name")
+	f.Fuzz(func(t *testing.T, session string, turn int, at, restored, late string) {
+		e := capture.Entry{Turn: turn, At: at, Restored: restored, Late: []string{late}}
+		got, ok := capture.ParseMessage(capture.Message(session, e))
+		clean := at != "" && !strings.ContainsAny(at+restored+session, "\n\r") && !strings.Contains(session, "Tether-")
+		if clean && (!ok || !reflect.DeepEqual(got, e)) {
+			t.Errorf("ParseMessage(Message(%q, %+v)) = %+v, %v", session, e, got, ok)
+		}
+		capture.ParseMessage(late) // any text: no panic
+	})
 }
 
 // testRepo makes a repository with one commit of a.txt and b.txt, an
@@ -114,7 +135,7 @@ func TestCaptureAndDiff(t *testing.T) {
 	head := run(t, dir, "git", "rev-parse", "HEAD")
 
 	s := capture.New(repo, st)
-	start, err := s.CaptureTurn("sess-1", 1, capture.Start)
+	start, err := s.CaptureTurn("sess-1", 1, capture.Start, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +147,7 @@ func TestCaptureAndDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, dir, "debug.log", "ignored\n")
-	end, err := s.CaptureTurn("sess-1", 1, capture.End)
+	end, err := s.CaptureTurn("sess-1", 1, capture.End, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +182,7 @@ func TestCaptureAndDiff(t *testing.T) {
 	for i := range list {
 		list[i].Time = time.Time{} // Record does not know it
 	}
-	if len(list) != 2 || list[0] != start || list[1] != end {
+	if len(list) != 2 || !reflect.DeepEqual(list[0], start) || !reflect.DeepEqual(list[1], end) {
 		t.Fatalf("List = %+v, want %+v then %+v", list, start, end)
 	}
 	got, err := r.Diff(start.Tree, end.Tree)
@@ -264,12 +285,56 @@ func TestConcurrentRecords(t *testing.T) {
 	}
 }
 
+// A capture that runs after its boundary (the hook starts it in the
+// background) names the paths written since the boundary: what it holds of
+// them is not what the turn left. Written before the boundary, a path is
+// the turn's; written, or deleted, after it, it is late.
+func TestCaptureLate(t *testing.T) {
+	repo, st := testRepo(t)
+	dir := repo.WorkTree
+	write(t, dir, "d/gone-later.txt", "x\n")
+	w := capture.New(repo, st)
+	if _, err := w.CaptureTurn("sess-late", 1, capture.Start, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The turn edits a.txt and b.txt, and ends.
+	write(t, dir, "a.txt", "the turn's\n")
+	write(t, dir, "b.txt", "the turn's\n")
+	boundary := time.Now()
+	// Then, before the end capture runs, the user writes other.txt, edits
+	// b.txt again and deletes d/gone-later.txt. A file's time comes from
+	// the kernel's clock, which may lag behind by a tick: wait one out.
+	time.Sleep(50 * time.Millisecond)
+	write(t, dir, "other.txt", "the user's\n")
+	write(t, dir, "b.txt", "the user's\n")
+	if err := os.Remove(filepath.Join(dir, "d", "gone-later.txt")); err != nil {
+		t.Fatal(err)
+	}
+	end, err := w.CaptureTurn("sess-late", 1, capture.End, boundary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"b.txt", "d/gone-later.txt", "other.txt"}; !slices.Equal(end.Late, want) {
+		t.Errorf("late paths %q, want %q (a.txt was written before the boundary)", end.Late, want)
+	}
+	// Plain git reads them in the capture's message.
+	msg := run(t, dir, "git", "log", "-1", "--format=%B", capture.Ref("sess-late"))
+	if got, ok := capture.ParseMessage(msg); !ok || !slices.Equal(got.Late, end.Late) || !strings.Contains(msg, "\nTether-Late: \"other.txt\"") {
+		t.Errorf("the end capture's message:\n%s\nwant its late paths, each in a Tether-Late trailer", msg)
+	}
+	// A capture taken where it is wanted (a zero boundary) looks at none.
+	swept, err := w.CaptureTurn("sess-late", 1, capture.Swept, time.Time{})
+	if err != nil || swept.Late != nil {
+		t.Errorf("swept capture: %+v, %v; want no late paths", swept, err)
+	}
+}
+
 // A ref git has packed (git gc, git pack-refs) is read from packed-refs,
 // and the next capture goes on top of it.
 func TestCaptureOnAPackedRef(t *testing.T) {
 	repo, st := testRepo(t)
 	w := capture.New(repo, st)
-	first, err := w.CaptureTurn("sess-packed", 1, capture.Start)
+	first, err := w.CaptureTurn("sess-packed", 1, capture.Start, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +343,7 @@ func TestCaptureOnAPackedRef(t *testing.T) {
 		t.Fatalf("the ref is still loose after git pack-refs: %v", err)
 	}
 	write(t, repo.WorkTree, "a.txt", "edited\n")
-	second, err := w.CaptureTurn("sess-packed", 1, capture.End)
+	second, err := w.CaptureTurn("sess-packed", 1, capture.End, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +366,7 @@ func TestCaptureOnAPackedRef(t *testing.T) {
 func TestCaptureRespectsGitsRefLock(t *testing.T) {
 	repo, st := testRepo(t)
 	w := capture.New(repo, st)
-	first, err := w.CaptureTurn("sess-locked", 1, capture.Start)
+	first, err := w.CaptureTurn("sess-locked", 1, capture.Start, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +374,7 @@ func TestCaptureRespectsGitsRefLock(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.CaptureTurn("sess-locked", 1, capture.End); err == nil || !strings.Contains(err.Error(), "kept moving") {
+	if _, err := w.CaptureTurn("sess-locked", 1, capture.End, time.Now()); err == nil || !strings.Contains(err.Error(), "kept moving") {
 		t.Errorf("capture under another writer's lock: %v, want it refused", err)
 	}
 	if tip := run(t, repo.WorkTree, "git", "rev-parse", capture.Ref("sess-locked")); tip != first.Commit {

@@ -13,6 +13,11 @@
 //     from a copy of the user's index so the first capture hashes only what
 //     differs from it: the user's index, HEAD and files are never written.
 //     Captures of one worktree are serialized by a store lock.
+//   - A capture of a turn boundary (CaptureTurn) runs after it, so it names
+//     the paths it finds written after the boundary (Entry.Late): changed
+//     since the session's previous capture, and modified, by the file's
+//     time, after the boundary. Nothing written before the boundary is
+//     named; an error leaves a path out of the turn, never in it.
 //   - Each capture is recorded (Record) as a commit by tether on a ref of
 //     tether's per session, Ref(session) under refs/tether/snapshots/
 //     (never a branch), its message naming the turn and the boundary

@@ -11,6 +11,9 @@
 //   - Uncommitted compares named paths of the work tree with a commit,
 //     reading only those files, inside the work tree; what it cannot
 //     compare counts as changed.
+//   - A path a capture bounding the turn found written after its boundary
+//     is not counted as the turn's unless it changed again by the turn's
+//     end (Changes.Unsure): it is listed as Late.
 //   - Pick decides which captures bound a turn: its first Start, and for
 //     its end the first End, else the next turn's Start (the turn was cut
 //     short by another), else the first Swept (the worktree as the sweep

@@ -74,6 +74,35 @@ type Changes struct {
 	Added    []string `json:"added,omitempty"`
 	Modified []string `json:"modified,omitempty"`
 	Deleted  []string `json:"deleted,omitempty"`
+	// Late are paths tether cannot attribute to the turn: a capture that
+	// bounds it found them written after its boundary, the worktree having
+	// changed before the capture looked (capture.Entry.Late), and they are
+	// not among Added, Modified and Deleted (see Unsure).
+	Late []string `json:"late,omitempty"`
+}
+
+// Unsure settles the paths the captures bounding the turn found late
+// (before and after the turn): those of the capture after it are taken out
+// of the changes, and every late path the changes do not hold is listed as
+// Late. A path the capture before the turn found late and that changed
+// again by its end is the turn's all the same.
+func (c *Changes) Unsure(before, after []string) {
+	if len(before)+len(after) == 0 {
+		return
+	}
+	notLate := func(paths []string) []string {
+		return slices.DeleteFunc(paths, func(p string) bool { return slices.Contains(after, p) })
+	}
+	c.Added, c.Modified, c.Deleted = notLate(c.Added), notLate(c.Modified), notLate(c.Deleted)
+	changed := c.Paths()
+	late := slices.DeleteFunc(slices.Concat(before, after), func(p string) bool {
+		_, found := slices.BinarySearch(changed, p)
+		return found
+	})
+	slices.Sort(late)
+	if late = slices.Compact(late); len(late) > 0 {
+		c.Late = late
+	}
 }
 
 // Paths lists every path the changes touch, sorted.

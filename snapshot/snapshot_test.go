@@ -42,6 +42,36 @@ func TestPick(t *testing.T) {
 	}
 }
 
+func TestUnsure(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		changes       Changes
+		before, after []string
+		want          Changes
+	}{
+		{"no capture was late", Changes{Added: []string{"a"}}, nil, nil, Changes{Added: []string{"a"}}},
+		{"written after the turn ended: not the turn's", Changes{Added: []string{"a", "other"}, Modified: []string{"m"}, Deleted: []string{"d"}}, nil, []string{"other", "m", "d"},
+			Changes{Added: []string{"a"}, Modified: []string{}, Deleted: []string{}, Late: []string{"d", "m", "other"}}},
+		{"written after the turn began, and again in it: the turn's", Changes{Modified: []string{"m"}}, []string{"m", "early"}, nil,
+			Changes{Modified: []string{"m"}, Late: []string{"early"}}},
+		{"late at both ends, listed once", Changes{Modified: []string{"m"}}, []string{"m"}, []string{"m"},
+			Changes{Modified: []string{}, Late: []string{"m"}}},
+		{"a late path the turn did not change", Changes{}, []string{"x"}, []string{"y"}, Changes{Late: []string{"x", "y"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.changes
+			c.Unsure(tc.before, tc.after)
+			if !slices.Equal(c.Added, tc.want.Added) || !slices.Equal(c.Modified, tc.want.Modified) ||
+				!slices.Equal(c.Deleted, tc.want.Deleted) || !slices.Equal(c.Late, tc.want.Late) {
+				t.Errorf("Unsure(%q, %q) = %+v, want %+v", tc.before, tc.after, c, tc.want)
+			}
+			if slices.ContainsFunc(c.Paths(), func(p string) bool { return slices.Contains(tc.after, p) }) {
+				t.Errorf("the turn's paths %q hold one written after it ended", c.Paths())
+			}
+		})
+	}
+}
+
 func TestPlan(t *testing.T) {
 	h := func(c byte) File { return File{Hash: plumbing.Hash{c}, Mode: filemode.Regular} }
 	none := File{}

@@ -69,6 +69,7 @@ func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
 			if end.Turn != t.Turn {
 				ch.AfterAt = "next-start"
 			}
+			ch.Unsure(start.Late, end.Late)
 			t.Changes = ch
 		}
 	}
@@ -122,7 +123,7 @@ func sweptCapture(st *state.Store, s *state.Session, turn int, entries []capture
 	if err != nil {
 		return nil, err
 	}
-	e, err := capture.New(repo, st).CaptureTurn(s.ID, turn, capture.Swept)
+	e, err := capture.New(repo, st).CaptureTurn(s.ID, turn, capture.Swept, time.Time{})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
@@ -32,10 +33,11 @@ func captureOn(repo gitdir.Repo, getenv func(string) string) bool {
 const captureStartedMsg = "capture started"
 
 // startCapture starts `tether-hook capture` detached, to record the
-// worktree at a turn's boundary (at: "start" or "end"), and returns at
-// once: the agent never waits for the capture, which runs while the model
-// thinks about the prompt, well before its first tool call.
-func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, turn int, at string) {
+// worktree at a turn's boundary (at: "start" or "end", reached at
+// boundary), and returns at once: the agent never waits for the capture,
+// which runs while the model thinks about the prompt, well before its
+// first tool call. What changes in between is told apart by its time.
+func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, turn int, at string, boundary time.Time) {
 	if repo.WorkTree == "" || !captureOn(repo, h.getenv) {
 		return
 	}
@@ -44,7 +46,7 @@ func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, t
 		st.Logger().Info("capture: cannot find tether-hook's own binary", state.LogKeySession, session)
 		return
 	}
-	cmd := exec.Command(bin, "capture", session, strconv.Itoa(turn), at)
+	cmd := exec.Command(bin, "capture", session, strconv.Itoa(turn), at, boundary.Format(time.RFC3339Nano))
 	cmd.Dir = repo.WorkTree
 	if err := startDetached(cmd); err != nil {
 		st.Logger().Warn("capture: start", state.LogKeySession, session, state.LogKeyError, err.Error())
@@ -63,9 +65,9 @@ func selfBinary() string {
 	return exe
 }
 
-// captureMain is `tether-hook capture SESSION TURN start|end`, which
+// captureMain is `tether-hook capture SESSION TURN start|end TIME`, which
 // startCapture runs in the worktree to capture: it records the worktree
-// for that boundary. It is the hook's own binary, not tether-sweep, for
+// for that boundary, reached at TIME (RFC 3339). It is the hook's own binary, not tether-sweep, for
 // the capture to cost little more than git's own work: this one starts
 // in a millisecond, with no git library to load.
 func captureMain(args []string, stderr io.Writer) int {
@@ -73,12 +75,15 @@ func captureMain(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tether-hook capture: "+format+"\n", a...)
 		return 1
 	}
-	if len(args) != 3 {
-		return fail("usage: tether-hook capture SESSION TURN start|end")
+	if len(args) != 4 {
+		return fail("usage: tether-hook capture SESSION TURN start|end TIME")
 	}
 	session, at := args[0], args[2]
 	turn, err := strconv.Atoi(args[1])
+	boundary, terr := time.Parse(time.RFC3339Nano, args[3])
 	switch {
+	case terr != nil:
+		return fail("time %q: want RFC 3339", args[3])
 	case state.ValidateID(session) != nil:
 		return fail("session: %v", state.ValidateID(session))
 	case err != nil || turn < 1:
@@ -99,11 +104,11 @@ func captureMain(args []string, stderr io.Writer) int {
 		return fail("open store: %v", err)
 	}
 	defer st.Close()
-	e, err := capture.New(repo, st).CaptureTurn(session, turn, at)
+	e, err := capture.New(repo, st).CaptureTurn(session, turn, at, boundary)
 	if err != nil {
 		st.Logger().Warn("capture failed", state.LogKeySession, session, "turn", turn, "at", at, state.LogKeyError, err.Error())
 		return fail("turn %d %s: %v", turn, at, err)
 	}
-	st.Logger().Info("captured", state.LogKeySession, session, "turn", turn, "at", at, "tree", e.Tree)
+	st.Logger().Info("captured", state.LogKeySession, session, "turn", turn, "at", at, "tree", e.Tree, "late", len(e.Late))
 	return 0
 }

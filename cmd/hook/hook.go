@@ -433,7 +433,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		from = state.PhaseIdle
 	}
 	if captureAt != "" && captureTurn > 0 { // a turn end seen without its start has nothing to compare
-		h.startCapture(st, repo, ev.SessionID, captureTurn, captureAt)
+		h.startCapture(st, repo, ev.SessionID, captureTurn, captureAt, now)
 	}
 	if act.Warn != "" {
 		// Info, not Warn: agents do this legitimately (a compaction

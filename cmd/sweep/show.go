@@ -158,12 +158,14 @@ func (a *app) revParse(rev string) (string, bool) {
 const shownPaths = 20
 
 // printChanges lists the paths a turn changed, git-status style (A, M, D),
-// or says it changed none. Unknown changes (no captures) print nothing.
+// or says it changed none, and marks ? the paths it may have changed that
+// the worktree's captures caught only later (snapshot.Changes.Late).
+// Unknown changes (no captures) print nothing.
 func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 	if c == nil {
 		return
 	}
-	if c.Empty() {
+	if c.Empty() && len(c.Late) == 0 {
 		fmt.Fprintln(w, "    changed no files")
 		return
 	}
@@ -171,7 +173,7 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 	for _, group := range []struct {
 		mark  string
 		paths []string
-	}{{"A", c.Added}, {"M", c.Modified}, {"D", c.Deleted}} {
+	}{{"A", c.Added}, {"M", c.Modified}, {"D", c.Deleted}, {"?", c.Late}} {
 		for _, p := range group.paths {
 			lines = append(lines, group.mark+" "+table.Clean(p))
 		}
@@ -186,6 +188,9 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 	}
 	if more > 0 {
 		fmt.Fprintf(w, "    … and %d more (tether-sweep show <checkpoint> lists them all)\n", more)
+	}
+	if len(c.Late) > 0 {
+		fmt.Fprintln(w, "    (? written as the turn began or ended, before tether looked: not counted as the turn's)")
 	}
 }
 

@@ -107,7 +107,7 @@ func benchCapture(n int) func(b *bench) []result {
 		c, f := interleavePrep(rounds, touch,
 			func() {
 				turn++
-				sh(repo, hookBin+" capture bench "+strconv.Itoa(turn)+" start", nil)
+				sh(repo, hookBin+" capture bench "+strconv.Itoa(turn)+" start "+time.Now().UTC().Format(time.RFC3339Nano), nil)
 			},
 			func() { sh(repo, "git add -A && git write-tree", nil, "GIT_INDEX_FILE="+floorIndex) })
 		capture := ratioResult(fmt.Sprintf("capture of %d files with 10 changed vs git add -A && git write-tree", n),
