@@ -151,3 +151,50 @@ func TestTurnCancelledCopilot(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code -p after a model error (recorded from the real CLI,
+// e2e/claude_test.go TestClaudePrintModelError): the prompt, the error
+// Claude Code wrote as the assistant's message, and its bookkeeping lines.
+func TestTurnFailed(t *testing.T) {
+	recorded, err := os.ReadFile(filepath.Join("testdata", "recorded", "claude-code", "transcript_p_model_error.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	failedLog := write("failed.jsonl", string(recorded))
+	// The turn started where the hook measured the transcript: after the prompt.
+	from := int64(strings.Index(string(recorded), "\n") + 1)
+	retried := write("retried.jsonl", string(recorded), ccReplyLine) // the conversation went on after it
+	toolAfter := write("tool.jsonl", string(recorded), ccToolResult)
+	stringForm := write("string.jsonl", ccPromptLine, `{"type":"assistant","isApiErrorMessage":true,"message":{"role":"assistant","content":"API Error: 529 overloaded\nretry later"}}`)
+	bare := write("bare.jsonl", ccPromptLine, `{"type":"assistant","isApiErrorMessage":true,"message":{"role":"assistant","content":[]}}`)
+	notAnError := write("false.jsonl", ccPromptLine, `{"type":"assistant","isApiErrorMessage":false,"message":{"content":[{"type":"text","text":"API Error: quoted"}]}}`)
+	const want = "API Error: 400 mock: [[fail]] asked for a model error"
+	for _, tc := range []struct {
+		name, agent, path string
+		from              int64
+		want              string
+	}{
+		{"the turn's model call failed", "claude-code", failedLog, from, want},
+		{"the error of an earlier turn", "claude-code", failedLog, int64(len(recorded)), ""},
+		{"the conversation went on after it", "claude-code", retried, from, ""},
+		{"a tool result after it", "claude-code", toolAfter, from, ""},
+		{"content as a string: its first line", "claude-code", stringForm, 0, "API Error: 529 overloaded"},
+		{"no text", "claude-code", bare, 0, "model call failed"},
+		{"an assistant quoting an error", "claude-code", notAnError, 0, ""},
+		{"a running turn", "claude-code", write("running.jsonl", ccPromptLine, ccReplyLine), 0, ""},
+		{"no path", "claude-code", "", 0, ""},
+		{"an agent whose hook records it", "codex", failedLog, from, ""},
+	} {
+		if got := TurnFailed(tc.agent, dir, tc.path, tc.from); got != tc.want {
+			t.Errorf("%s: TurnFailed = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ func claudeCode() adapter {
 		resume:    func(id string) []string { return append([]string{"claude"}, flagValue("--resume", "--resume", id)...) },
 		fresh:     func(prompt string) []string { return append([]string{"claude"}, positional(prompt)...) },
 		cancelled: claudeCancelled,
+		failure:   claudeFailure,
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tetherdev/tether/state"
@@ -71,4 +72,33 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatalf("Parse = %+v, %v", ev, err)
 		}
 	}
+}
+
+// FuzzTranscriptLine feeds arbitrary lines to the transcript readers that
+// end a turn no hook ended: no panic, a failure only from a JSON line and
+// as one line of text, a cancel never also a failure.
+func FuzzTranscriptLine(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"assistant","isApiErrorMessage":true,"message":{"content":[{"type":"text","text":"API Error: 400 x"}]}}`,
+		`{"type":"assistant","isApiErrorMessage":true,"message":{"content":"API Error: 529\nretry"}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}`,
+		`{"type":"abort","data":{"reason":"user_abort"}}`,
+		`{"type":"assistant","isApiErrorMessage":"true"}`, `{"type":"user"`, `null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		msg, ok := claudeFailure(line)
+		switch {
+		case msg != "" && !ok:
+			t.Fatalf("claudeFailure(%q) = %q, not a line of the conversation", line, msg)
+		case msg != "" && !json.Valid(line):
+			t.Fatalf("claudeFailure(%q) = %q from a line that is not JSON", line, msg)
+		case strings.Contains(msg, "\n"):
+			t.Fatalf("claudeFailure(%q) = %q, more than one line", line, msg)
+		case msg != "" && claudeCancelled(line):
+			t.Fatalf("%q is both a cancel and a failure", line)
+		}
+		copilotCancelled(line)
+	})
 }

@@ -426,6 +426,7 @@ var turnCases = []string{
 	`null`, `{}`, `[]`, `1`, `{"T":"x","Turn":2,"AT":null,"x":{"y":[]}}`, `{"t":"x","t":null,"turn":3,"turn":null}`,
 	`{"t":"turn-start","turn":2,"owner":{"os":"linux","pid":7,"start":9,"name":"claude"},"OWNER":{"host":"h"}}`,
 	`{"t":"x","owner":null}`, `{"t":"x","owner":{"pid":"7"}}`, `{"t":"x","owner":1}`,
+	`{"t":"turn-end","turn":1,"error":"boom","ERROR":"x"}`, `{"t":"turn-end","error":null}`, `{"error":1}`,
 	`{"t":1}`, `{"turn":1.5}`, `{"turn":"1"}`, `{"at":"yesterday"}`, `{"transcript_size":-1}`, `{"t":"x"`, `{"t":"x"} x`,
 }
 
@@ -467,6 +468,7 @@ func TestEncodeTurnMatchesReference(t *testing.T) {
 		{T: RecTurnStart, At: at, Owner: &proclive.Identity{OS: "linux", PID: 7, Start: 9, Boot: "b", Host: "h", PIDNS: "pid:[1]", Name: "claude", Interactive: true}},
 		{T: RecTurnStart, At: at, Owner: &proclive.Identity{}},
 		{T: RecTurnEnd, At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{T: RecTurnEnd, Turn: 2, At: at, Key: "k", Error: "API Error: 400 \"bad\"\n<x>"},
 	} {
 		checkEncodeTurn(t, r)
 	}
@@ -480,7 +482,7 @@ func FuzzEncodeTurn(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{1, 2, 3, 0xff, 0x80, 7}, 20))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := gen{data}
-		r := TurnRecord{T: g.str(), Turn: int(g.int64()), At: g.time(), Prompt: g.str(), Head: g.str(), TranscriptSize: g.int64()}
+		r := TurnRecord{T: g.str(), Turn: int(g.int64()), At: g.time(), Prompt: g.str(), Head: g.str(), TranscriptSize: g.int64(), Key: g.str(), Error: g.str()}
 		if g.byte()%2 == 0 {
 			r.Owner = &proclive.Identity{OS: g.str(), PID: int(g.int64()), Start: uint64(g.int64()), Name: g.str(), Interactive: g.byte()%2 == 0}
 		}

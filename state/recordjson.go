@@ -25,10 +25,13 @@ func encodeTurn(r TurnRecord) ([]byte, error) {
 	if r.Key != "" {
 		e.str("key", r.Key)
 	}
+	if r.Error != "" {
+		e.str("error", r.Error)
+	}
 	return e.close()
 }
 
-var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner", "key"}
+var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner", "key", "error"}
 
 // decodeTurn reads one line of a turn log as json.Unmarshal reads it into
 // a TurnRecord: null is the zero record, unknown keys are skipped.
@@ -56,6 +59,8 @@ func decodeTurn(line []byte) (TurnRecord, error) {
 			return decodePointer(&r.Owner, v, decodeIdentity)
 		case "key":
 			return decodeString(&r.Key, v)
+		case "error":
+			return decodeString(&r.Error, v)
 		}
 		return nil
 	}, nil)

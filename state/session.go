@@ -175,4 +175,8 @@ type TurnRecord struct {
 	// Key is the agent's name for the event that started the turn (see
 	// Session.LastTurnKey).
 	Key string `json:"key,omitempty"`
+	// Error is what a turn that ended in an error reported (the session's
+	// LastError): in the record, it survives an agent that kills its hook
+	// once the record is appended, before the state file is written.
+	Error string `json:"error,omitempty"`
 }

@@ -866,6 +866,34 @@ func TestAnyEnded(t *testing.T) {
 	check(true)
 }
 
+// An agent may kill its hook as it exits (Claude Code does, after a model
+// error: StopFailure, then SessionEnd). A hook killed once the turn-end
+// record of the failed turn is appended, before the state file is
+// rewritten, leaves the error all the same: the record carries it.
+func TestTurnErrorSurvivesAHookKilledAfterItsRecord(t *testing.T) {
+	s, dir := newStore(t, Options{})
+	mustMutate(t, s, "x", func(tx *Tx) error {
+		tx.Session.Phase, tx.Session.Turns = PhaseActive, 1
+		return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: 1, At: time.Now(), Prompt: "break"})
+	})
+	rec, err := encodeTurn(TurnRecord{T: RecTurnEnd, Turn: 1, At: time.Now(), Error: "API Error: 400"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "sessions", "x.turns.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(append(rec, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, err := s.Load("x")
+	if err != nil || got.Phase != PhaseIdle || got.LastError != "API Error: 400" {
+		t.Fatalf("after the cut-short write: %+v, %v; want idle, with the turn's error", got, err)
+	}
+}
+
 // A first write killed after its turn record was appended, before its state
 // file existed, leaves a log no state owns: the next write starts the
 // session afresh and keeps that log in quarantine rather than numbering

@@ -100,6 +100,9 @@ func applyTurn(s *Session, r TurnRecord) {
 		}
 	case RecTurnEnd:
 		s.LastTurnEndedAt = r.At
+		if r.Error != "" {
+			s.LastError = r.Error
+		}
 		if s.Phase != PhaseEnded {
 			s.Phase = PhaseIdle
 		}

@@ -69,6 +69,7 @@ type step struct {
 	stdout  string      // the protocol's answer
 	turnRec string      // the turn record this call appends, if any
 	prompt  string      // of that record
+	recErr  string      // the error that record carries (a turn that failed)
 }
 
 const cursorAnswer = `{"continue":true}` + "\n"
@@ -101,7 +102,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive},
 			{file: "PreToolUse_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
 			{file: "claude-code/Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
-			{file: "claude-code/StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end},
+			{file: "claude-code/StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end, recErr: "rate_limit: 429 Too Many Requests"},
 			{file: "SessionEnd.json", event: "SessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, lastError: "rate_limit: 429 Too Many Requests", resumable: true},
 		{name: "gemini", agent: "gemini", dir: "recorded/gemini", steps: []step{
@@ -167,7 +168,7 @@ func TestAllAgents(t *testing.T) {
 		{name: "copilot failed turn", agent: "copilot", dir: "recorded/copilot", derived: copilotHome, steps: []step{
 			{file: "sessionStart.json", event: "sessionStart", phase: state.PhaseIdle},
 			{file: "userPromptSubmitted.json", event: "userPromptSubmitted", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
-			{file: "errorOccurred_model_call.json", event: "errorOccurred", phase: state.PhaseIdle, turnRec: end},
+			{file: "errorOccurred_model_call.json", event: "errorOccurred", phase: state.PhaseIdle, turnRec: end, recErr: "Error: mock failure (MOCK_FAIL)"},
 			{file: "sessionEnd_error.json", event: "sessionEnd", phase: state.PhaseEnded},
 		}, endReason: state.EndSessionEnd, lastError: "Error: mock failure (MOCK_FAIL)", resumable: true},
 		{name: "copilot VS Code format", agent: "copilot", dir: "recorded/copilot", derived: copilotHome, steps: []step{
@@ -189,7 +190,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "turnStart.json", event: "turnStart", phase: state.PhaseActive}, // the same message again
 			{file: "turnEnd.json", event: "turnEnd", phase: state.PhaseIdle, turnRec: end},
 			{file: "turnStart_resumed.json", event: "turnStart", phase: state.PhaseActive, turnRec: start, prompt: `"please FAIL now"`},
-			{file: "error_APIError.json", event: "error", phase: state.PhaseIdle, turnRec: end},
+			{file: "error_APIError.json", event: "error", phase: state.PhaseIdle, turnRec: end, recErr: "APIError: mock failure"},
 			{file: "turnEnd_after_error.json", event: "turnEnd", phase: state.PhaseIdle},
 		}, lastError: "APIError: mock failure", resumable: true},
 	} {
@@ -245,7 +246,7 @@ func TestAllAgents(t *testing.T) {
 					turn++
 					want = append(want, state.TurnRecord{T: start, Turn: turn, Prompt: st.prompt, Head: head, TranscriptSize: size, Key: s.LastTurnKey})
 				case state.RecTurnEnd:
-					want = append(want, state.TurnRecord{T: end, Turn: turn, Head: head, TranscriptSize: size})
+					want = append(want, state.TurnRecord{T: end, Turn: turn, Head: head, TranscriptSize: size, Error: st.recErr})
 				}
 			}
 			s := r.load(t, id)

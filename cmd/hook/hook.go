@@ -304,7 +304,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
 	var from, to state.Phase
 	var act state.Actions
-	var duplicate, cancelled bool
+	var duplicate, cancelled, failed bool
 	var captureTurn int // the turn whose boundary this event is, if any
 	var captureAt string
 	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
@@ -323,6 +323,14 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			// there, it was not interrupted by what comes now.
 			var err error
 			if cancelled, err = agent.EndCancelledTurn(tx, now, head); err != nil {
+				return err
+			}
+		}
+		if ev.Kind == state.EventSessionEnd && !cancelled {
+			// Nor may its hook have recorded a turn a model error ended:
+			// the agent exits, killing it, while this one runs.
+			var err error
+			if failed, err = agent.EndFailedTurn(tx, now, head); err != nil {
 				return err
 			}
 		}
@@ -390,7 +398,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			s.InUse() // a turn start does the same through its record
 		}
 		if ev.Kind == state.EventError {
-			s.LastError = ev.Reason
+			s.LastError = ev.Reason // the turn's end record carries it too (below)
 		}
 		// The records carry the turn's own fields into the session
 		// (turns, times, prompt, resumable): see state.Tx.AppendTurn.
@@ -404,10 +412,14 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			captureTurn, captureAt = s.Turns, "start"
 		}
 		if act.AppendTurnEnd {
-			if err := tx.AppendTurn(state.TurnRecord{
+			rec := state.TurnRecord{
 				T: state.RecTurnEnd, Turn: s.Turns, At: now,
 				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
-			}); err != nil {
+			}
+			if ev.Kind == state.EventError {
+				rec.Error = ev.Reason
+			}
+			if err := tx.AppendTurn(rec); err != nil {
 				return err
 			}
 			captureTurn, captureAt = s.Turns, "end"
@@ -430,6 +442,9 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		return nil
 	case cancelled:
 		st.Logger().Info("turn cancelled (from the transcript)", "session", ev.SessionID, "agent", h.agent)
+		from = state.PhaseIdle
+	case failed:
+		st.Logger().Info("turn failed (from the transcript)", "session", ev.SessionID, "agent", h.agent)
 		from = state.PhaseIdle
 	}
 	if captureAt != "" && captureTurn > 0 { // a turn end seen without its start has nothing to compare

@@ -131,6 +131,47 @@ func TestCancelledTurnFromTranscript(t *testing.T) {
 	}
 }
 
+// TestFailedTurnFromTranscript: after a model error Claude Code fires
+// StopFailure and SessionEnd as it exits, and kills the hooks still
+// running: StopFailure's may record nothing. The SessionEnd hook reads the
+// error Claude Code wrote into its transcript (recorded from the real CLI):
+// the turn ended in that error, and the session ended cleanly, not
+// interrupted. Whichever hook comes first, the session reads the same.
+func TestFailedTurnFromTranscript(t *testing.T) {
+	recorded, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "recorded", "claude-code", "transcript_p_model_error.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, rest, _ := strings.Cut(string(recorded), "\n")
+	const failure = "API Error: 400 mock: [[fail]] asked for a model error"
+	for _, tc := range []struct {
+		name      string
+		events    []string
+		lastError string
+	}{
+		{"StopFailure killed before it recorded", []string{"SessionEnd"}, failure},
+		{"StopFailure first", []string{"StopFailure", "SessionEnd"}, "invalid_request: mock"},
+		{"StopFailure after the session ended", []string{"SessionEnd", "StopFailure"}, failure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRepo(t)
+			appendLine(t, r.transcript("s1"), prompt)
+			runHook(t, r.dir, claudePayload(t, r, "s1", "UserPromptSubmit", map[string]any{"prompt": "break [[fail]]"}), nil, "claude-code")
+			appendLine(t, r.transcript("s1"), strings.TrimSuffix(rest, "\n"))
+			for _, ev := range tc.events {
+				runHook(t, r.dir, claudePayload(t, r, "s1", ev, map[string]any{"error": "invalid_request", "error_details": "mock", "reason": "other"}), nil, "claude-code")
+			}
+			s := r.load(t, "s1")
+			recs := r.turns(t, "s1")
+			if s.Phase != state.PhaseEnded || s.EndReason != state.EndSessionEnd || s.Interrupted || s.LastError != tc.lastError ||
+				len(recs) != 2 || recs[1].T != state.RecTurnEnd || recs[1].Error != tc.lastError {
+				t.Errorf("phase %q, end %q (interrupted %v), error %q, records %+v; want ended by its SessionEnd, the turn ended in %q",
+					s.Phase, s.EndReason, s.Interrupted, s.LastError, recs, tc.lastError)
+			}
+		})
+	}
+}
+
 // TestSameTurn: a turn start whose key is the last turn's is that turn
 // again while the session goes on, and evidence of life once it ended.
 func TestSameTurn(t *testing.T) {
