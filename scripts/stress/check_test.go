@@ -147,6 +147,25 @@ func TestCheckCondensing(t *testing.T) {
 		},
 		want: []string{invRanges + ": session s1: log bytes [100,200) are on no checkpoint; checkpoints: aa11 [0,100), bb22 [200,300)"},
 	}, {
+		name: "a live session of unknown liveness: its ended turn waits, an earlier one is on its checkpoint",
+		sessions: []*sessionFacts{func() *sessionFacts {
+			f := facts("s1", 200, []string{"aa11"}, start(1, 10, "p1"), end(1, 11), start(2, 20, "p2"), end(2, 21))
+			f.phase, f.condensedTurns, f.waiting = state.PhaseIdle, 1, true
+			return f
+		}()},
+		cps: []shelved{shelf("aa11", "s1", 0, 200, turn(1, 10))},
+	}, {
+		name: "the same session: a condensed turn on no checkpoint",
+		sessions: []*sessionFacts{func() *sessionFacts {
+			f := facts("s1", 200, nil, start(1, 10, "p1"), end(1, 11), start(2, 20, "p2"), end(2, 21))
+			f.phase, f.condensedTurns, f.waiting = state.PhaseIdle, 1, true
+			return f
+		}()},
+		want: []string{
+			invCondensedOnce + ": session s1 (idle ): turn 1 started",
+			invRanges + ": session s1: checkpoints cover the log up to 0, the condensed offset is 200",
+		},
+	}, {
 		name:     "a checkpoint on the branch beyond the condensed offset",
 		sessions: []*sessionFacts{facts("s1", 0, nil, start(1, 10, "p1"))},
 		cps:      []shelved{shelf("aa11", "s1", 0, 100, turn(1, 10))},

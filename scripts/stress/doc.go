@@ -21,7 +21,9 @@
 // every dead session is finalized, every recorded turn is on the
 // checkpoints exactly once, every condensed offset reaches the end
 // of its turn log, no prompt whose hook returned is lost, and `git fsck
-// --strict` is clean. It prints counts and every violation with the
+// --strict` is clean. A session whose agent died before any hook could
+// capture it is of unknown liveness, not dead: it stays live, and its
+// turns past the condensed ones wait, as a live session's do. It prints counts and every violation with the
 // session IDs and offsets needed to debug it, and exits 1 if any invariant
 // failed. Notices (hook failures, sweep errors, leftovers) are printed
 // without failing the run.

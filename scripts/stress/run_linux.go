@@ -383,7 +383,7 @@ func (d *driver) sessionFacts(r *report) map[string]*sessionFacts {
 		facts[s.ID] = &sessionFacts{
 			id: s.ID, phase: s.Phase, endReason: s.EndReason, condensed: s.Condensed, turnLogSize: s.TurnLogSize,
 			turns: s.Turns, condensedTurns: s.CondensedTurns, checkpoints: ids,
-			records: recs, complete: next, fileSize: size,
+			records: recs, complete: next, fileSize: size, waiting: s.Phase != state.PhaseEnded && s.Owner == nil,
 		}
 	}
 	return facts
