@@ -31,7 +31,7 @@ func one(run func(b *bench) result) func(b *bench) []result {
 }
 
 var comparisons = []comparison{
-	{"hook turn-start vs do-nothing binary", one(benchHook)},
+	{"hook turn-start vs do-nothing binary", benchHook},
 	{"hook turn-start with capture on vs do-nothing binary", one(benchHookCapture)},
 	{"capture of 10,000 files with 10 changed vs git add -A && git write-tree", benchCapture(10_000)},
 	{"capture of 100,000 files with 10 changed vs git add -A && git write-tree", benchCapture(100_000)},
@@ -62,8 +62,10 @@ func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budge
 // turn start follows an untimed turn end, as in a real session: the
 // session goes from idle to active and the hook logs the transition.
 // Captures are off (git config tether.snapshots false): this is the hook's
-// own cost; benchHookCapture prices starting them.
-func benchHook(b *bench) result {
+// own cost; benchHookCapture prices starting them. A second row prices it
+// against a floor that also appends the payload to a file and fsyncs it,
+// the durable write any hook keeping a record pays (tether's turn record).
+func benchHook(b *bench) []result {
 	repo := b.newRepo("hook")
 	git(repo, "config", "tether.snapshots", "false")
 	payload, stop, done := b.hookPayloads(repo)
@@ -88,7 +90,13 @@ func benchHook(b *bench) result {
 			[2]string{floor + " < " + pf, "true"})
 		r.Tool = fmt.Sprintf("built-in; hyperfine: %.3f ms vs %.3f ms = %.2fx", ms(hc), ms(hf), float64(hc)/float64(hf))
 	}
-	return r
+	durable := floor + " -append " + filepath.Join(repo, ".git", "floor.jsonl")
+	c, f = interleavePrep(b.rounds,
+		func() { sh(repo, hook, stop) },
+		func() { sh(repo, hook, payload) },
+		func() { sh(repo, durable, payload) })
+	return []result{r, ratioResult("hook turn-start vs a binary that appends stdin and fsyncs", "tether-hook claude-code",
+		"floor -append", c, f, b.rounds, "reported", func(float64, float64) bool { return true })}
 }
 
 // hookPayloads sets up a Claude Code session in repo and returns the
