@@ -371,7 +371,9 @@ func (w *Worktree) lateBase(session string) (string, error) {
 // worktree counts by its nearest directory's time (a deletion leaves no
 // file to look at). A file's time is never later than its write, so a path
 // written before the boundary is never listed; one written in the same
-// tick of the file system's clock may be missed.
+// tick of the file system's clock may be missed, and one rewritten after
+// git read it, before this look, is listed needlessly: a path left out of
+// the turn, never one put in.
 func (w *Worktree) late(base, tree string, boundary time.Time) ([]string, error) {
 	if base == tree {
 		return nil, nil
