@@ -10,9 +10,9 @@ import (
 	"github.com/tetherdev/tether/state"
 )
 
-// maxCancelScan bounds how much of a transcript scanTurn reads: a cancel or
+// maxTurnScan bounds how much of a transcript scanTurn reads: a cancel or
 // a failure is among the last lines the agent wrote.
-const maxCancelScan = 256 << 10
+const maxTurnScan = 256 << 10
 
 // TurnCancelled reports whether the agent wrote into its transcript, past
 // byte from (where the running turn started), that the user cancelled the
@@ -36,8 +36,8 @@ func TurnCancelled(agentName, root, path string, from int64) bool {
 // the conversation came after it; "" when it did not, or when it cannot
 // tell (see scanTurn). It is for an agent whose hook for a failed turn may
 // never record it: Claude Code fires StopFailure and SessionEnd as it exits
-// and kills the hooks still running, StopFailure's among them, so only the
-// SessionEnd hook may learn that the turn failed, not that it was cut short.
+// and kills the hooks still running, StopFailure's among them, so the
+// SessionEnd hook must tell a turn that failed from one cut short.
 func TurnFailed(agentName, root, path string, from int64) string {
 	a, found := find(agentName)
 	if !found || a.failure == nil {
@@ -69,7 +69,7 @@ func scanTurn(root, path string, from int64, fn func(line []byte)) {
 	if err != nil || fi.Size() <= from {
 		return
 	}
-	start := max(from, fi.Size()-maxCancelScan)
+	start := max(from, fi.Size()-maxTurnScan)
 	data, err := io.ReadAll(io.NewSectionReader(f, start, fi.Size()-start))
 	if err != nil {
 		return

@@ -40,7 +40,7 @@ func TestTurnCancelled(t *testing.T) {
 	old, oldSize := write("old.jsonl", ccPromptLine, ccCancelLine)
 	// A cancel more than the scan bound before the end is not seen, and a
 	// partial first line is not judged.
-	long, _ := write("long.jsonl", ccPromptLine, ccCancelLine, strings.Repeat(ccReplyLine+"\n", maxCancelScan/len(ccReplyLine)+1))
+	long, _ := write("long.jsonl", ccPromptLine, ccCancelLine, strings.Repeat(ccReplyLine+"\n", maxTurnScan/len(ccReplyLine)+1))
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
