@@ -265,6 +265,14 @@ func TestCopilotPrintKill(t *testing.T) {
 	if s.Owner == nil || s.Owner.PID != agentPID || s.Liveness != "alive" {
 		t.Fatalf("owner %+v (%s), want the copilot process %d", s.Owner, s.Liveness, agentPID)
 	}
+	// Copilot writes the prompt into its events.jsonl a moment after its
+	// hook and the request (CI, under load, killed it before): this is the
+	// kill of a turn its transcript holds.
+	events := filepath.Join(r.Home, ".copilot", "session-state", s.ID, "events.jsonl")
+	waitFor(t, "the held turn in copilot's events.jsonl", 90*time.Second, func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), `"type":"user.message"`)
+	})
 	signal(t, agentPID, syscall.SIGKILL)
 	p.wait(30 * time.Second)
 	s = r.sweepUntilEnded(s.ID)
