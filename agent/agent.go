@@ -88,7 +88,7 @@ type adapter struct {
 	// turn, for an agent that fires no hook on a cancel (see
 	// TurnCancelled); nil for the others.
 	cancelled func(line []byte) bool
-	// failure reads a transcript line for TurnFailed, for an agent whose
+	// failure reads a transcript line for readTurnEnd, for an agent whose
 	// hook for a failed turn may never record it; nil for the others.
 	failure func(line []byte) (msg string, ok bool)
 	// respond is what the hook prints on stdout, or nil.

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"io"
+	"iter"
 	"strings"
 	"time"
 
@@ -22,34 +23,53 @@ const maxTurnScan = 256 << 10
 // false whenever it cannot tell (see scanTurn): a running turn is then
 // taken as running.
 func TurnCancelled(agentName, root, path string, from int64) bool {
-	a, found := find(agentName)
-	if !found || a.cancelled == nil {
-		return false
-	}
-	cancelled := false
-	scanTurn(root, path, from, func(line []byte) { cancelled = cancelled || a.cancelled(line) })
-	return cancelled
+	return readTurnEnd(agentName, root, path, from, false).Cancelled
 }
 
-// TurnFailed returns the error a model call ended the running turn with,
-// as the agent wrote it into its transcript past byte from, when nothing of
-// the conversation came after it; "" when it did not, or when it cannot
-// tell (see scanTurn). It is for an agent whose hook for a failed turn may
-// never record it: Claude Code fires StopFailure and SessionEnd as it exits
-// and kills the hooks still running, StopFailure's among them, so the
-// SessionEnd hook must tell a turn that failed from one cut short.
-func TurnFailed(agentName, root, path string, from int64) string {
+// TurnEnd is how a running turn ended, as its agent wrote it into its
+// transcript and no hook reported it: Cancelled by the user, or Failure,
+// the error a model call ended it with. The zero TurnEnd says the
+// transcript shows no end, or cannot be read.
+type TurnEnd struct {
+	Cancelled bool
+	Failure   string
+}
+
+// readTurnEnd reads in one pass how the running turn ended (TurnEnd):
+// a cancel anywhere past from (see TurnCancelled); with failures, a model
+// error the conversation did not go on after. Failures are for an agent
+// whose hook for a failed turn may never record it: Claude Code fires
+// StopFailure and SessionEnd as it exits and kills the hooks still running,
+// StopFailure's among them, so the SessionEnd hook must tell a turn that
+// failed from one cut short; a turn that goes on may have failed a call it
+// retried, so only the end of a session asks.
+func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEnd {
 	a, found := find(agentName)
-	if !found || a.failure == nil {
-		return ""
+	if !found {
+		return TurnEnd{}
 	}
-	failure := ""
+	failure := a.failure
+	if !failures {
+		failure = nil
+	}
+	if a.cancelled == nil && failure == nil {
+		return TurnEnd{}
+	}
+	var end TurnEnd
 	scanTurn(root, path, from, func(line []byte) {
-		if msg, ok := a.failure(line); ok {
-			failure = msg
+		if a.cancelled != nil && !end.Cancelled {
+			end.Cancelled = a.cancelled(line)
+		}
+		if failure != nil {
+			if msg, ok := failure(line); ok {
+				end.Failure = msg
+			}
 		}
 	})
-	return failure
+	if end.Cancelled {
+		end.Failure = "" // the user stopped it: whatever failed is not why it ended
+	}
+	return end
 }
 
 // scanTurn calls fn with each line the agent wrote into its transcript
@@ -83,41 +103,24 @@ func scanTurn(root, path string, from int64, fn func(line []byte)) {
 	}
 }
 
-// EndCancelledTurn ends the running turn of a session loaded under its
-// lock when its transcript says the user cancelled it (TurnCancelled): it
-// appends the turn-end record the agent never sent, at the given time and
-// HEAD, which leaves the session idle. It reports whether it did. The hook
-// calls it before an event that follows such a turn, the sweep for a
-// session it finds active.
-func EndCancelledTurn(tx *state.Tx, at time.Time, head string) (bool, error) {
-	s := tx.Session
-	if s.Phase != state.PhaseActive || !TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom) {
-		return false, nil
-	}
-	return true, endTurn(tx, at, head, "")
-}
-
-// EndFailedTurn ends the running turn of a session loaded under its lock
-// when its transcript says a model call failed it (TurnFailed), as
-// EndCancelledTurn does, the record carrying the error. The hook calls it
-// at a session end: the agent is gone, its turn over one way or the other.
-func EndFailedTurn(tx *state.Tx, at time.Time, head string) (bool, error) {
+// EndTurnFromTranscript ends the running turn of a session loaded under
+// its lock when its transcript says it ended (readTurnEnd; a failure only
+// with failures): it appends the turn-end record the agent never sent, at
+// the given time and HEAD, carrying the failure, which leaves the session
+// idle. It returns how the turn ended, zero when it did not. The hook calls
+// it before an event that follows such a turn (failures at a session end),
+// the sweep for a session it finds active.
+func EndTurnFromTranscript(tx *state.Tx, at time.Time, head string, failures bool) (TurnEnd, error) {
 	s := tx.Session
 	if s.Phase != state.PhaseActive {
-		return false, nil
+		return TurnEnd{}, nil
 	}
-	failure := TurnFailed(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
-	if failure == "" {
-		return false, nil
+	end := readTurnEnd(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, failures)
+	if end == (TurnEnd{}) {
+		return end, nil
 	}
-	return true, endTurn(tx, at, head, failure)
-}
-
-// endTurn appends the running turn's end record the agent never sent.
-func endTurn(tx *state.Tx, at time.Time, head, failure string) error {
-	s := tx.Session
-	return tx.AppendTurn(state.TurnRecord{
-		T: state.RecTurnEnd, Turn: s.Turns, At: at, Head: head, Error: failure,
+	return end, tx.AppendTurn(state.TurnRecord{
+		T: state.RecTurnEnd, Turn: s.Turns, At: at, Head: head, Error: end.Failure,
 		TranscriptSize: TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
 	})
 }
@@ -158,21 +161,8 @@ func claudeCancelled(line []byte) bool {
 	if decode(line, []wireField{{name: "type", str: &typ}, {name: "message", raw: &message}}) != nil || typ != "user" {
 		return false
 	}
-	var content []byte
-	if decode(message, []wireField{{name: "content", raw: &content}}) != nil {
-		return false
-	}
-	v, err := jsontext.Parse(content)
-	if err != nil {
-		return false
-	}
-	if s, err := v.Unquote(); err == nil {
-		return strings.HasPrefix(s, claudeCancelMarker)
-	}
-	for block := range v.Elements() {
-		var kind, text string
-		if decode(block.Raw(), []wireField{{name: "type", str: &kind}, {name: "text", str: &text}}) == nil &&
-			kind == "text" && strings.HasPrefix(text, claudeCancelMarker) {
+	for text := range claudeTexts(message) {
+		if strings.HasPrefix(text, claudeCancelMarker) {
 			return true
 		}
 	}
@@ -198,21 +188,37 @@ func claudeFailure(line []byte) (msg string, ok bool) {
 		return "", true
 	}
 	msg = "model call failed" // unless the message says more
-	var content []byte
-	if decode(message, []wireField{{name: "content", raw: &content}}) == nil {
-		if v, err := jsontext.Parse(content); err == nil {
-			if text, err := v.Unquote(); err == nil && text != "" {
-				msg = text
-			}
-			for block := range v.Elements() {
-				var kind, text string
-				if decode(block.Raw(), []wireField{{name: "type", str: &kind}, {name: "text", str: &text}}) == nil && kind == "text" && text != "" {
-					msg = text
-					break
-				}
-			}
+	for text := range claudeTexts(message) {
+		if text != "" {
+			msg = text
+			break
 		}
 	}
 	first, _, _ := strings.Cut(msg, "\n")
 	return first, true
+}
+
+// claudeTexts yields the texts of a message of a Claude Code transcript:
+// its content when that is a string, else the text of each text block.
+func claudeTexts(message []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		var content []byte
+		if decode(message, []wireField{{name: "content", raw: &content}}) != nil {
+			return
+		}
+		v, err := jsontext.Parse(content)
+		if err != nil {
+			return
+		}
+		if s, err := v.Unquote(); err == nil {
+			yield(s)
+			return
+		}
+		for block := range v.Elements() {
+			var kind, text string
+			if decode(block.Raw(), []wireField{{name: "type", str: &kind}, {name: "text", str: &text}}) == nil && kind == "text" && !yield(text) {
+				return
+			}
+		}
+	}
 }

@@ -155,7 +155,7 @@ func TestTurnCancelledCopilot(t *testing.T) {
 // Claude Code -p after a model error (recorded from the real CLI,
 // e2e/claude_test.go TestClaudePrintModelError): the prompt, the error
 // Claude Code wrote as the assistant's message, and its bookkeeping lines.
-func TestTurnFailed(t *testing.T) {
+func TestTurnEndFailure(t *testing.T) {
 	recorded, err := os.ReadFile(filepath.Join("testdata", "recorded", "claude-code", "transcript_p_model_error.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -193,8 +193,15 @@ func TestTurnFailed(t *testing.T) {
 		{"no path", "claude-code", "", 0, ""},
 		{"an agent whose hook records it", "codex", failedLog, from, ""},
 	} {
-		if got := TurnFailed(tc.agent, dir, tc.path, tc.from); got != tc.want {
-			t.Errorf("%s: TurnFailed = %q, want %q", tc.name, got, tc.want)
+		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, true); got.Failure != tc.want || got.Cancelled {
+			t.Errorf("%s: readTurnEnd = %+v, want failure %q", tc.name, got, tc.want)
 		}
+		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, false); got != (TurnEnd{}) {
+			t.Errorf("%s: without failures, readTurnEnd = %+v", tc.name, got)
+		}
+	}
+	// The user cancelled the turn after the error: the cancel is why it ended.
+	if got := readTurnEnd("claude-code", dir, write("cancelled.jsonl", string(recorded), ccCancelLine), from, true); got != (TurnEnd{Cancelled: true}) {
+		t.Errorf("an error, then a cancel: readTurnEnd = %+v, want cancelled", got)
 	}
 }

@@ -24,9 +24,10 @@
 //     do not name it (Copilot CLI), and TurnCancelled reads, bounded and
 //     never blocking, whether the agent wrote a cancel into its transcript
 //     for an agent that fires no hook on one (Claude Code's Esc, Copilot
-//     CLI's abort); TurnFailed, the same way, whether a model error ended
-//     the turn, for an agent that may kill the hook that would say so
-//     (Claude Code's StopFailure, as it exits).
+//     CLI's abort); EndTurnFromTranscript records such an end, and at a
+//     session end, read in the same pass, a model error that ended the
+//     turn, for an agent that may kill the hook that would say so (Claude
+//     Code's StopFailure, as it exits).
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //   - A payload that is plainly another agent's is refused with ErrWrongAgent
 //     rather than recorded under the wrong agent.

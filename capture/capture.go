@@ -375,9 +375,6 @@ func (w *Worktree) lateBase(session string) (string, error) {
 // git read it, before this look, is listed needlessly: a path left out of
 // the turn, never one put in.
 func (w *Worktree) late(base, tree string, boundary time.Time) ([]string, error) {
-	if base == tree {
-		return nil, nil
-	}
 	out, err := w.gitRaw("", nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, tree)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)

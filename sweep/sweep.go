@@ -371,7 +371,7 @@ func settle(st *state.Store, w *writer, ids []string, now func() time.Time, stal
 			return state.ErrNoChange
 		}
 		if d.endTurn {
-			if _, err := agent.EndCancelledTurn(tx, now().UTC(), worktreeHead(s.Worktree)); err != nil {
+			if _, err := agent.EndTurnFromTranscript(tx, now().UTC(), worktreeHead(s.Worktree), false); err != nil {
 				return err
 			}
 			out[at[s.ID]].cancelled = true

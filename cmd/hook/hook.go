@@ -321,18 +321,13 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			// The agent fired nothing when the user cancelled the running
 			// turn, but wrote it into its transcript: that turn ended
 			// there, it was not interrupted by what comes now.
-			var err error
-			if cancelled, err = agent.EndCancelledTurn(tx, now, head); err != nil {
+			// Nor, at a session end, may its hook have recorded a turn a
+			// model error ended: the agent exits, killing it, as this runs.
+			end, err := agent.EndTurnFromTranscript(tx, now, head, ev.Kind == state.EventSessionEnd)
+			if err != nil {
 				return err
 			}
-		}
-		if ev.Kind == state.EventSessionEnd && !cancelled {
-			// Nor may its hook have recorded a turn a model error ended:
-			// the agent exits, killing it, while this one runs.
-			var err error
-			if failed, err = agent.EndFailedTurn(tx, now, head); err != nil {
-				return err
-			}
+			cancelled, failed = end.Cancelled, end.Failure != ""
 		}
 		to, act = state.Transition(s.Phase, ev.Kind)
 		if act.Ignore {
@@ -397,8 +392,8 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		case ev.Kind == state.EventSessionStart:
 			s.InUse() // a turn start does the same through its record
 		}
-		if ev.Kind == state.EventError {
-			s.LastError = ev.Reason // the turn's end record carries it too (below)
+		if ev.Kind == state.EventError && !act.AppendTurnEnd {
+			s.LastError = ev.Reason // else the turn's end record carries it (below)
 		}
 		// The records carry the turn's own fields into the session
 		// (turns, times, prompt, resumable): see state.Tx.AppendTurn.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetherdev/tether/internal/bgsweep"
 )
 
 // TestStatusInTerminal runs status in a real terminal (a tmux pane 100
@@ -73,6 +75,9 @@ func TestStatusInTerminal(t *testing.T) {
 			a.Process.Kill()
 			a.Wait()
 		}
+		// The hooks' captures and sweeps are detached: they write to the
+		// store until they exit (CI saw the directory removal fail).
+		bgsweep.Wait(filepath.Join(repo, ".git", "tether"), time.Minute)
 	})
 	waitTranscript(t, filepath.Join(work, "term-active-0002.jsonl"), "working on: a long prompt")
 	waitTranscript(t, filepath.Join(work, "term-idle-0003.jsonl"), "reviewed the change")
