@@ -92,20 +92,29 @@ func (w *Worktree) Capture() (string, error) {
 	}
 	defer unlock()
 	index := w.IndexFile()
+	excludes, secrets, err := w.excludes()
+	if err != nil {
+		return "", err
+	}
 	seeded, err := w.seed(index)
 	if err != nil {
 		return "", err
 	}
-	tree, err := w.writeTree(index)
 	defer os.Chmod(index, 0o600) // git writes it as the umask says; the store keeps its files private
+	err = w.purgeSecrets(index, secrets)
+	tree := ""
+	if err == nil {
+		tree, err = w.writeTree(index, excludes)
+	}
 	if err != nil && seeded {
 		// A copy of the user's index git cannot use on its own (a split
 		// index, whose shared part lives beside the original): start
-		// from nothing instead, which costs a full hash once.
+		// from nothing instead, which costs a full hash once and holds
+		// nothing to purge.
 		if rerr := os.Remove(index); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			return "", fmt.Errorf("capture: %w", rerr)
 		}
-		tree, err = w.writeTree(index)
+		tree, err = w.writeTree(index, excludes)
 	}
 	return tree, err
 }
@@ -134,6 +143,10 @@ func (w *Worktree) seed(index string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(index), 0o700); err != nil {
 		return false, fmt.Errorf("capture: %w", err)
 	}
+	// A new index has not been purged of secret files yet.
+	if err := os.Remove(index + ".secrets"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("capture: %w", err)
+	}
 	src, err := os.Open(filepath.Join(w.repo.GitDir, "index"))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil // no index yet: a new repository
@@ -160,9 +173,12 @@ func (w *Worktree) seed(index string) (bool, error) {
 	return true, nil
 }
 
-// writeTree is `git add -A && git write-tree` on the private index.
-func (w *Worktree) writeTree(index string) (string, error) {
-	if _, err := w.git(index, nil, "add", "-A"); err != nil {
+// writeTree is `git add -A && git write-tree` on the private index, with
+// excludes as git's core.excludesFile: git hashes no file it excludes, so
+// none reaches the object store, not even as a loose object nothing
+// refers to.
+func (w *Worktree) writeTree(index, excludes string) (string, error) {
+	if _, err := w.git(index, nil, "-c", "core.excludesFile="+excludes, "add", "-A"); err != nil {
 		return "", fmt.Errorf("capture: %w", err)
 	}
 	out, err := w.git(index, nil, "write-tree")
@@ -456,10 +472,24 @@ func (w *Worktree) gitRaw(index string, stdin io.Reader, args ...string) (string
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
 			msg = msg[:i]
 		}
-		return stdout.String(), fmt.Errorf("git %s: %s", args[0], msg)
+		command := args[0]
+		if command == "-c" && len(args) > 2 {
+			command = args[2]
+		}
+		return stdout.String(), &gitError{command: command, msg: msg, err: err}
 	}
 	return stdout.String(), nil
 }
+
+// gitError is a git command that failed: git's first line, and how it
+// ended (an *exec.ExitError, for its status).
+type gitError struct {
+	command, msg string
+	err          error
+}
+
+func (e *gitError) Error() string { return "git " + e.command + ": " + e.msg }
+func (e *gitError) Unwrap() error { return e.err }
 
 // cleanEnv drops what would point git at another repository, index or
 // object store than the one named explicitly: the hook inherits the

@@ -13,6 +13,17 @@
 //     from a copy of the user's index so the first capture hashes only what
 //     differs from it: the user's index, HEAD and files are never written.
 //     Captures of one worktree are serialized by a store lock.
+//   - A capture never writes a secret file into the object store, not
+//     even as a loose object nothing refers to: the files secret by name
+//     (SecretPatterns: .env, keys, credentials; git config
+//     tether.captureExclude adds patterns, and "!pattern" takes one back)
+//     are excluded through git's own machinery, a core.excludesFile given
+//     to the capture's git alone (the user's global excludes, then the
+//     patterns), so git never hashes them; the private index is purged of
+//     any it tracks (a copy of the user's index, an older capture's)
+//     before git reads the worktree. The user's files and config are
+//     never written. A .gitignore rule that re-includes such a file ("!")
+//     outranks core.excludesFile in git, and wins.
 //   - A capture of a turn boundary (CaptureTurn) runs after it, so it names
 //     the paths it finds written after the boundary (Entry.Late): changed
 //     since the session's previous capture, and modified, by the file's

@@ -14,17 +14,28 @@ import (
 // ("remote.origin.url") is given as "remote.origin" and matches exactly.
 // include.path directives are not followed.
 func ConfigValue(r Repo, getenv func(string) string, section, key string) (string, bool) {
-	value, found := "", false
+	values, _ := ConfigValues(r, getenv, section, key)
+	if len(values) == 0 {
+		return "", false
+	}
+	return values[len(values)-1], true
+}
+
+// ConfigValues reads a setting that may be given many times, every value
+// in the order `git config --get-all` lists them, from the same files as
+// ConfigValue. includes reports that one of the files includes others
+// (include.path, includeIf), which are not followed: a caller that must
+// not miss a value (one that keeps secrets out) then asks git.
+func ConfigValues(r Repo, getenv func(string) string, section, key string) (values []string, includes bool) {
 	for _, f := range configFiles(r, getenv) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
-		if v, ok := parseConfigValue(string(data), section, key); ok {
-			value, found = v, true
-		}
+		v, inc := parseConfigValues(string(data), section, key)
+		values, includes = append(values, v...), includes || inc
 	}
-	return value, found
+	return values, includes
 }
 
 func configFiles(r Repo, getenv func(string) string) []string {
@@ -52,8 +63,17 @@ func configFiles(r Repo, getenv func(string) string) []string {
 // parseConfigValue finds the last value of section.key in one config file.
 // A key with no "=" is a boolean true, as in git.
 func parseConfigValue(text, section, key string) (string, bool) {
+	values, _ := parseConfigValues(text, section, key)
+	if len(values) == 0 {
+		return "", false
+	}
+	return values[len(values)-1], true
+}
+
+// parseConfigValues finds every value of section.key in one config file,
+// and whether the file includes others.
+func parseConfigValues(text, section, key string) (values []string, includes bool) {
 	wantSec, wantSub, hasSub := strings.Cut(section, ".")
-	value, found := "", false
 	in := false
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
@@ -75,6 +95,7 @@ func parseConfigValue(text, section, key string) (string, bool) {
 			} else if s, ss, dotted := strings.Cut(header, "."); dotted {
 				sec, sub, quoted = s, ss, true // deprecated [section.subsection]
 			}
+			includes = includes || strings.EqualFold(sec, "include") || strings.EqualFold(sec, "includeIf")
 			in = strings.EqualFold(sec, wantSec) && quoted == hasSub && (!hasSub || sub == wantSub)
 			rest := strings.TrimSpace(line[end+1:])
 			if !in || rest == "" {
@@ -90,12 +111,12 @@ func parseConfigValue(text, section, key string) (string, bool) {
 			continue
 		}
 		if !hasValue {
-			value, found = "true", true
+			values = append(values, "true")
 			continue
 		}
-		value, found = unquoteConfig(strings.TrimSpace(raw)), true
+		values = append(values, unquoteConfig(strings.TrimSpace(raw)))
 	}
-	return value, found
+	return values, includes
 }
 
 // unquoteConfig drops quotes, backslash escapes and a trailing comment.

@@ -92,3 +92,40 @@ func FuzzParseConfigValue(f *testing.F) {
 		}
 	})
 }
+
+// ConfigValues lists every value of a setting given many times, as `git
+// config --get-all` does, and says when a file includes others.
+func TestConfigValuesMatchGit(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	env := map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1"}
+	getenv := func(k string) string { return env[k] }
+	if out, err := exec.Command("git", "init", "-q", filepath.Join(dir, "repo")).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = filepath.Join(dir, "repo")
+		cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	git("config", "--global", "tether.captureExclude", "*.a")
+	git("config", "--add", "tether.captureExclude", "*.b")
+	git("config", "--add", "tether.captureExclude", "!c d")
+	repo, err := FindEnv(filepath.Join(dir, "repo"), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, includes := ConfigValues(repo, getenv, "tether", "captureExclude")
+	if want := strings.TrimSpace(git("config", "--get-all", "tether.captureExclude")); strings.Join(got, "\n") != want || includes {
+		t.Errorf("ConfigValues = %q, %v; git says %q, and no include", got, includes, want)
+	}
+	git("config", "--global", "include.path", "~/more")
+	if _, includes := ConfigValues(repo, getenv, "tether", "captureExclude"); !includes {
+		t.Error("an include.path went unnoticed")
+	}
+}

@@ -3,7 +3,13 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
@@ -22,6 +28,11 @@ type Rewound struct {
 	// session's capture ref: `rewind --undo` puts it back.
 	Kept   string `json:"kept,omitempty"`
 	DryRun bool   `json:"dry_run,omitempty"`
+	// LeftAlone are the secret files (capture.Worktree.SecretPatterns)
+	// rewind did not touch: those the captures hold (made before the file
+	// counted as secret), and those of the worktree changed since the
+	// turn started, which the captures never hold.
+	LeftAlone []string `json:"left_alone,omitempty"`
 }
 
 // ChangedSinceError is a rewind refused because paths it would put back
@@ -96,6 +107,9 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 		if !ok {
 			from = "" // interrupted, never looked at since: the worktree now
 		}
+		if out.LeftAlone, err = secretsChangedSince(snaps, start.Time); err != nil {
+			return nil, err
+		}
 	}
 	now, err := snaps.Capture()
 	if err != nil {
@@ -108,7 +122,20 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	if err != nil {
 		return nil, err
 	}
-	paths := changes.Paths()
+	secret, err := secretMatcher(snaps)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range changes.Paths() {
+		if secret(p) {
+			out.LeftAlone = append(out.LeftAlone, p)
+		} else {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(out.LeftAlone)
+	out.LeftAlone = slices.Compact(out.LeftAlone)
 	files := make([]map[string]snapshot.File, 3)
 	for i, tree := range []string{from, to, now} {
 		if files[i], err = reader.Files(tree, paths); err != nil {
@@ -134,5 +161,50 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 		return out, err
 	}
 	st.Logger().Info("rewound", state.LogKeySession, id, "turn", out.Turn, "undo", undo, "paths", len(actions))
+	return out, nil
+}
+
+// secretMatcher tells the paths (slash-separated) of secret files, by the
+// patterns captures keep out, in gitignore's syntax: a path is secret
+// when it or one of its directories matches.
+func secretMatcher(w *capture.Worktree) (func(path string) bool, error) {
+	patterns, err := w.SecretPatterns()
+	if err != nil {
+		return nil, err
+	}
+	var ps []gitignore.Pattern
+	for _, p := range patterns {
+		ps = append(ps, gitignore.ParsePattern(p, nil))
+	}
+	m := gitignore.NewMatcher(ps)
+	return func(path string) bool {
+		parts := strings.Split(path, "/")
+		for i := 1; i <= len(parts); i++ {
+			if m.Match(parts[:i], i < len(parts)) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// secretsChangedSince lists the secret files of the worktree modified at
+// or after since (a capture's time, in whole seconds): those the turn may
+// have changed, which no capture holds and rewind leaves as they are.
+func secretsChangedSince(w *capture.Worktree, since time.Time) ([]string, error) {
+	if since.IsZero() {
+		return nil, nil
+	}
+	files, err := w.SecretFiles()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range files {
+		fi, err := os.Lstat(filepath.Join(w.Dir(), filepath.FromSlash(p)))
+		if err == nil && !fi.ModTime().Before(since.Truncate(time.Second)) {
+			out = append(out, p)
+		}
+	}
 	return out, nil
 }

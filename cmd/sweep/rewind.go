@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +23,9 @@ last turn, typically the one an agent was killed in), as they were when the
 turn started: files it modified are restored, files it created removed, files
 it deleted re-created. No other path is touched. A path changed after the turn
 by someone else is never overwritten: rewind refuses, naming it. What rewind
-overwrites is kept, and --undo puts it back. --dry-run lists what it would do.`,
+overwrites is kept, and --undo puts it back. --dry-run lists what it would do.
+Secret files (.env, keys, credentials: the files captures never hold) are
+never touched: rewind names those the turn may have changed, and leaves them.`,
 		Example: `  tether-sweep rewind 3f2a9c1e --dry-run
   tether-sweep rewind 3f2a9c1e --turn 2
   tether-sweep rewind 3f2a9c1e --undo`,
@@ -66,6 +69,7 @@ func (a *app) rewind(arg string, turn int, undo, dryRun, asJSON bool) error {
 	if undo {
 		what = "the rewind of " + what
 	}
+	defer a.printLeftAlone(r.LeftAlone)
 	switch {
 	case len(r.Actions) == 0:
 		fmt.Fprintf(a.stdout, "%s: nothing to put back\n", what)
@@ -84,4 +88,12 @@ func (a *app) rewind(arg string, turn int, undo, dryRun, asJSON bool) error {
 		fmt.Fprintf(a.stdout, "what it overwrote is kept: tether-sweep rewind %s --undo\n", shortID(id))
 	}
 	return nil
+}
+
+// printLeftAlone names the secret files a rewind did not touch.
+func (a *app) printLeftAlone(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	fmt.Fprintf(a.stdout, "left alone, as secret files (captures never hold them, rewind never touches them): %s\n", strings.Join(paths, ", "))
 }
