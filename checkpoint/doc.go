@@ -94,7 +94,10 @@
 //     --force; a transcript ref is written by one clone only, so it never
 //     waits on another's; when the remote's checkpoints or notes moved, Push
 //     fetches and merges those (never another clone's transcripts) and
-//     pushes once more. A remote still holding LegacyBranch has it migrated
+//     pushes once more. The transcript refs go where PushOptions say:
+//     along, to a remote of their own (TranscriptsRemote: the checkpoints'
+//     remote then receives no transcript ref), or nowhere; Fetch and
+//     FetchTranscripts read them from there. A remote still holding LegacyBranch has it migrated
 //     and then deleted, only if nobody pushed to it since. Fetch keeps the
 //     remote's refs in tracking refs (Tracking: refs/tether/remotes/<remote>/
 //     and refs/notes/tether-remotes/<remote>) and merges them in. Merge

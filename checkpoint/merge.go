@@ -58,6 +58,11 @@ type Tips struct {
 	Legacy []plumbing.Hash
 }
 
+// none reports that the other copy has none of the refs.
+func (t Tips) none() bool {
+	return t.Checkpoints.IsZero() && t.Notes.IsZero() && len(t.Transcripts) == 0 && len(t.Legacy) == 0
+}
+
 // MergeResult is what Merge did to each ref.
 type MergeResult struct {
 	Checkpoints Outcome                            `json:"checkpoints"`

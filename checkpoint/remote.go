@@ -65,79 +65,66 @@ func (r *Repo) advertised(remote string) (map[plumbing.ReferenceName]plumbing.Ha
 type FetchOptions struct {
 	// Transcripts selects the transcript refs to fetch; nil fetches none.
 	Transcripts Transcripts
+	// TranscriptsRemote is where the transcripts are, when not with the
+	// checkpoints (git config tether.transcriptsRemote); "" for the same
+	// remote.
+	TranscriptsRemote string
 }
 
 // FetchResult is what Fetch did.
 type FetchResult struct {
 	Remote string `json:"remote"`
+	// TranscriptsRemote is where the transcripts came from, when not
+	// Remote.
+	TranscriptsRemote string `json:"transcripts_remote,omitempty"`
 	// Empty: the remote has nothing of tether's.
 	Empty bool `json:"empty,omitempty"`
 	MergeResult
 }
 
 // Fetch fetches the remote's checkpoints and notes, and the transcript
-// refs opts select, into their tracking refs (Tracking) and merges them
-// into ours (Merge). What a fresh clone fetches this way grows with the
-// number of checkpoints, never with the size of their transcripts. A
-// remote still holding LegacyBranch has it fetched and migrated too, as
-// is a remote-tracking copy of it that a plain git fetch left here. A
-// remote without anything of tether's is not an error: the result is
-// Empty.
+// refs opts select (from opts.TranscriptsRemote when set), into their
+// tracking refs (Tracking) and merges them into ours (Merge). What a fresh
+// clone fetches this way grows with the number of checkpoints, never with
+// the size of their transcripts. A remote still holding LegacyBranch has
+// it fetched and migrated too, as is a remote-tracking copy of it that a
+// plain git fetch left here. A remote without anything of tether's is not
+// an error: the result is Empty.
 func (r *Repo) Fetch(st *state.Store, remote string, opts FetchOptions) (FetchResult, error) {
 	res := FetchResult{Remote: remote, MergeResult: MergeResult{Checkpoints: Absent, Notes: Absent}}
-	adv, err := r.advertised(remote)
-	if err != nil {
+	fail := func(err error) (FetchResult, error) {
 		return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
 	}
-	var wanted []plumbing.ReferenceName
-	for ref := range adv {
-		if !isTranscriptRef(ref) || opts.Transcripts != nil && opts.Transcripts(ref) {
-			wanted = append(wanted, ref)
-		}
+	elsewhere := opts.TranscriptsRemote != "" && opts.TranscriptsRemote != remote
+	adv, err := r.advertised(remote)
+	if err != nil {
+		return fail(err)
 	}
-	slices.Sort(wanted)
-	var tips Tips
-	if len(wanted) > 0 {
-		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote}
-		for _, ref := range wanted {
-			args = append(args, "+"+ref.String()+":"+Tracking(remote, ref).String())
+	tips, err := r.fetchRefs(remote, adv, func(ref plumbing.ReferenceName) bool {
+		return !isTranscriptRef(ref) || !elsewhere && opts.Transcripts != nil && opts.Transcripts(ref)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if elsewhere && opts.Transcripts != nil {
+		res.TranscriptsRemote = opts.TranscriptsRemote
+		their, err := r.fetchTranscripts(opts.TranscriptsRemote, opts.Transcripts)
+		if err != nil {
+			return fail(err)
 		}
-		if _, err := r.git(args...); err != nil {
-			return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
-		}
-		// What git fetched is what the tracking refs hold now, which may be
-		// newer than what ls-remote said.
-		for _, ref := range wanted {
-			h, err := r.readRef(Tracking(remote, ref))
-			if err != nil {
-				return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
-			}
-			switch {
-			case ref == CheckpointsRef:
-				tips.Checkpoints = h
-			case ref == NotesRef:
-				tips.Notes = h
-			case ref == LegacyBranch:
-				tips.Legacy = append(tips.Legacy, h)
-			default:
-				if tips.Transcripts == nil {
-					tips.Transcripts = map[plumbing.ReferenceName]plumbing.Hash{}
-				}
-				tips.Transcripts[ref] = h
-			}
-		}
+		tips.Transcripts = their
 	}
 	stale := plumbing.ReferenceName("refs/remotes/" + remote + legacyCopySuffix)
 	staleTip := plumbing.ZeroHash
 	if trackingName(remote) == remote {
 		if staleTip, err = r.readRef(stale); err != nil {
-			return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
+			return fail(err)
 		}
 		if !staleTip.IsZero() {
 			tips.Legacy = append(tips.Legacy, staleTip)
 		}
 	}
-	if len(wanted) == 0 && staleTip.IsZero() {
+	if tips.none() {
 		res.Empty = len(adv) == 0
 		return res, nil
 	}
@@ -147,9 +134,85 @@ func (r *Repo) Fetch(st *state.Store, remote string, opts FetchOptions) (FetchRe
 		err = r.deleteRef(stale, staleTip)
 	}
 	if err != nil {
-		return res, fmt.Errorf("fetch checkpoints from %s: %w", remote, err)
+		return fail(err)
 	}
 	return res, nil
+}
+
+// FetchTranscripts fetches the transcript refs which selects from remote,
+// and nothing else, and merges them into ours: what show --transcript
+// needs of a remote that keeps them.
+func (r *Repo) FetchTranscripts(st *state.Store, remote string, which Transcripts) (MergeResult, error) {
+	fail := func(err error) (MergeResult, error) {
+		return MergeResult{Checkpoints: Absent, Notes: Absent}, fmt.Errorf("fetch transcripts from %s: %w", remote, err)
+	}
+	their, err := r.fetchTranscripts(remote, which)
+	if err != nil {
+		return fail(err)
+	}
+	if len(their) == 0 {
+		return MergeResult{Checkpoints: Absent, Notes: Absent}, nil
+	}
+	m, err := r.Merge(st, Tips{Transcripts: their})
+	if err != nil {
+		return fail(err)
+	}
+	return m, nil
+}
+
+// fetchTranscripts fetches the transcript refs which selects from remote
+// into their tracking refs, and returns their tips.
+func (r *Repo) fetchTranscripts(remote string, which Transcripts) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+	adv, err := r.advertised(remote)
+	if err != nil {
+		return nil, err
+	}
+	tips, err := r.fetchRefs(remote, adv, func(ref plumbing.ReferenceName) bool { return isTranscriptRef(ref) && which(ref) })
+	return tips.Transcripts, err
+}
+
+// fetchRefs fetches the advertised refs that want selects into their
+// tracking refs, and returns what those hold: what git fetched, which may
+// be newer than what ls-remote said.
+func (r *Repo) fetchRefs(remote string, adv map[plumbing.ReferenceName]plumbing.Hash, want func(plumbing.ReferenceName) bool) (Tips, error) {
+	var tips Tips
+	var wanted []plumbing.ReferenceName
+	for ref := range adv {
+		if want(ref) {
+			wanted = append(wanted, ref)
+		}
+	}
+	if len(wanted) == 0 {
+		return tips, nil
+	}
+	slices.Sort(wanted)
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote}
+	for _, ref := range wanted {
+		args = append(args, "+"+ref.String()+":"+Tracking(remote, ref).String())
+	}
+	if _, err := r.git(args...); err != nil {
+		return tips, err
+	}
+	for _, ref := range wanted {
+		h, err := r.readRef(Tracking(remote, ref))
+		if err != nil {
+			return tips, err
+		}
+		switch {
+		case ref == CheckpointsRef:
+			tips.Checkpoints = h
+		case ref == NotesRef:
+			tips.Notes = h
+		case ref == LegacyBranch:
+			tips.Legacy = append(tips.Legacy, h)
+		default:
+			if tips.Transcripts == nil {
+				tips.Transcripts = map[plumbing.ReferenceName]plumbing.Hash{}
+			}
+			tips.Transcripts[ref] = h
+		}
+	}
+	return tips, nil
 }
 
 // PushResult is what Push did.
@@ -160,9 +223,27 @@ type PushResult struct {
 	// Refs is the status git reported for each ref, from the last attempt
 	// (and the deletion of the remote's LegacyBranch, once migrated).
 	Refs []PushStatus `json:"refs,omitempty"`
+	// TranscriptsRemote received the transcript refs, when not Remote;
+	// TranscriptRefs are their statuses.
+	TranscriptsRemote string       `json:"transcripts_remote,omitempty"`
+	TranscriptRefs    []PushStatus `json:"transcript_refs,omitempty"`
+	// TranscriptsKept: the transcripts stayed in this clone (git config
+	// tether.pushTranscripts false).
+	TranscriptsKept bool `json:"transcripts_kept,omitempty"`
 	// Merge is set when the remote had moved, or still held LegacyBranch:
 	// what fetching and merging it did before pushing again.
 	Merge *MergeResult `json:"merge,omitempty"`
+}
+
+// PushOptions say where the transcripts go.
+type PushOptions struct {
+	// TranscriptsRemote receives the transcript refs instead of the
+	// checkpoints' remote, which then gets the checkpoints and notes only
+	// (git config tether.transcriptsRemote); "" sends them along.
+	TranscriptsRemote string
+	// KeepTranscripts pushes no transcript ref anywhere (git config
+	// tether.pushTranscripts false).
+	KeepTranscripts bool
 }
 
 // ErrPushRejected reports a push the remote refused for a reason fetching
@@ -170,9 +251,10 @@ type PushResult struct {
 // again after a merge.
 var ErrPushRejected = errors.New("push rejected")
 
-// Push pushes the checkpoints, the notes, the transcripts this clone
-// wrote and LegacyTranscripts to the remote, never forcing. A transcript
-// ref is written by one clone only, so pushing it never waits on anyone
+// Push pushes the checkpoints and the notes to the remote, and the
+// transcripts this clone wrote with LegacyTranscripts where opts say
+// (along, to another remote, or nowhere), never forcing. A transcript ref
+// is written by one clone only, so pushing it never waits on anyone
 // else's; the checkpoints and notes are shared: when the remote moved
 // (another clone pushed first), Push fetches and merges them and pushes
 // once more, never fetching other clones' transcripts. A remote still
@@ -181,8 +263,8 @@ var ErrPushRejected = errors.New("push rejected")
 // moved it meanwhile). The user's pre-push hooks are not run (--no-verify):
 // Push is itself run from one, and the checkpoints are not the code those
 // hooks check.
-func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
-	res := PushResult{Remote: remote}
+func (r *Repo) Push(st *state.Store, remote string, opts PushOptions) (PushResult, error) {
+	res := PushResult{Remote: remote, TranscriptsKept: opts.KeepTranscripts}
 	fail := func(err error) (PushResult, error) {
 		return res, fmt.Errorf("push checkpoints to %s: %w", remote, err)
 	}
@@ -200,7 +282,7 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 	} else if err := r.Locked(st, func() error { return nil }); err != nil { // migrate what is local
 		return fail(err)
 	}
-	specs, err := r.pushSpecs(st)
+	specs, transcripts, err := r.pushSpecs(st)
 	if err != nil {
 		return fail(err)
 	}
@@ -208,33 +290,17 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 		res.Nothing = true
 		return res, nil
 	}
-	for attempt := 0; ; attempt++ {
-		statuses, err := r.push(remote, specs)
-		res.Refs = statuses
-		if err != nil {
-			return fail(err)
-		}
-		var refused []string
-		var moved []plumbing.ReferenceName
-		for _, s := range statuses {
-			switch {
-			case s.Flag != '!':
-			case s.RemoteMoved() && attempt == 0:
-				moved = append(moved, plumbing.ReferenceName(s.To))
-			default:
-				refused = append(refused, s.String())
-			}
-		}
-		if len(refused) > 0 {
-			return res, fmt.Errorf("push checkpoints to %s: %w: %s", remote, ErrPushRejected, strings.Join(refused, "; "))
-		}
-		if len(moved) == 0 {
-			break
-		}
-		fr, err := r.Fetch(st, remote, FetchOptions{Transcripts: TheseTranscripts(moved...)})
-		res.Merge = &fr.MergeResult
-		if err != nil {
-			return res, fmt.Errorf("push checkpoints to %s: the remote moved: %w", remote, err)
+	elsewhere := opts.TranscriptsRemote != "" && opts.TranscriptsRemote != remote
+	if !opts.KeepTranscripts && !elsewhere {
+		specs = append(specs, transcripts...)
+	}
+	if res.Refs, err = r.pushMerging(st, remote, specs, &res.Merge); err != nil {
+		return res, fmt.Errorf("push checkpoints to %s: %w", remote, err)
+	}
+	if elsewhere && !opts.KeepTranscripts && len(transcripts) > 0 {
+		res.TranscriptsRemote = opts.TranscriptsRemote
+		if res.TranscriptRefs, err = r.pushMerging(st, opts.TranscriptsRemote, transcripts, &res.Merge); err != nil {
+			return res, fmt.Errorf("push transcripts to %s: %w", opts.TranscriptsRemote, err)
 		}
 	}
 	if legacy.IsZero() {
@@ -250,20 +316,67 @@ func (r *Repo) Push(st *state.Store, remote string) (PushResult, error) {
 	return res, nil
 }
 
-// pushSpecs lists the refspecs of what Push shares: CheckpointsRef, the
-// notes, LegacyTranscripts, and the transcript refs of this clone.
-func (r *Repo) pushSpecs(st *state.Store) ([]string, error) {
+// pushMerging pushes specs to remote; when the remote refuses a ref
+// because it moved, it fetches and merges that ref (recording what the
+// merge did in *merge) and pushes once more. It returns the statuses of
+// the last attempt.
+func (r *Repo) pushMerging(st *state.Store, remote string, specs []string, merge **MergeResult) ([]PushStatus, error) {
+	for attempt := 0; ; attempt++ {
+		statuses, err := r.push(remote, specs)
+		if err != nil {
+			return statuses, err
+		}
+		var refused []string
+		var moved, movedTranscripts []plumbing.ReferenceName
+		for _, s := range statuses {
+			switch {
+			case s.Flag != '!':
+			case s.RemoteMoved() && attempt == 0:
+				if ref := plumbing.ReferenceName(s.To); isTranscriptRef(ref) {
+					movedTranscripts = append(movedTranscripts, ref)
+				} else {
+					moved = append(moved, ref)
+				}
+			default:
+				refused = append(refused, s.String())
+			}
+		}
+		if len(refused) > 0 {
+			return statuses, fmt.Errorf("%w: %s", ErrPushRejected, strings.Join(refused, "; "))
+		}
+		if len(moved)+len(movedTranscripts) == 0 {
+			return statuses, nil
+		}
+		var fr MergeResult
+		if len(moved) > 0 {
+			var res FetchResult
+			res, err = r.Fetch(st, remote, FetchOptions{Transcripts: TheseTranscripts(movedTranscripts...)})
+			fr = res.MergeResult
+		} else {
+			fr, err = r.FetchTranscripts(st, remote, TheseTranscripts(movedTranscripts...))
+		}
+		*merge = &fr
+		if err != nil {
+			return statuses, fmt.Errorf("the remote moved: %w", err)
+		}
+	}
+}
+
+// pushSpecs lists the refspecs of what Push shares: CheckpointsRef and
+// the notes, then apart LegacyTranscripts and the transcript refs of this
+// clone.
+func (r *Repo) pushSpecs(st *state.Store) (specs, transcripts []string, err error) {
 	if err := r.refresh(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	clone, err := st.CloneID()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	refs := []plumbing.ReferenceName{CheckpointsRef, NotesRef, LegacyTranscripts}
 	iter, err := r.st.IterReferences()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	err = iter.ForEach(func(ref *plumbing.Reference) error {
 		if _, owner, ok := parseTranscriptRef(ref.Name()); ok && owner == clone {
@@ -272,19 +385,22 @@ func (r *Repo) pushSpecs(st *state.Store) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var specs []string
 	for _, ref := range refs {
 		tip, err := r.readRef(ref)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !tip.IsZero() {
-			specs = append(specs, ref.String()+":"+ref.String())
+		switch spec := ref.String() + ":" + ref.String(); {
+		case tip.IsZero():
+		case isTranscriptRef(ref):
+			transcripts = append(transcripts, spec)
+		default:
+			specs = append(specs, spec)
 		}
 	}
-	return specs, nil
+	return specs, transcripts, nil
 }
 
 // push runs git push --porcelain and returns the status of each ref. A

@@ -85,7 +85,7 @@ func (c *cluster) work(t *testing.T, tag string) [][]string {
 func (c *cluster) push(t *testing.T, i int) PushResult {
 	t.Helper()
 	f := c.clones[i]
-	res, err := f.repo.Push(f.st, "origin")
+	res, err := f.repo.Push(f.st, "origin", PushOptions{})
 	if err != nil {
 		t.Fatalf("clone %d: %v", i, err)
 	}
@@ -250,7 +250,7 @@ func TestPushRemoteMovesTwice(t *testing.T) {
 		}
 		c.push(t, 1)
 	}
-	_, err := c.clones[0].repo.Push(c.clones[0].st, "origin")
+	_, err := c.clones[0].repo.Push(c.clones[0].st, "origin", PushOptions{})
 	if !raced || !errors.Is(err, ErrPushRejected) {
 		t.Fatalf("raced=%v, push error %v, want ErrPushRejected", raced, err)
 	}
@@ -491,7 +491,7 @@ func TestShareNothingAndErrors(t *testing.T) {
 	}
 	f := c.clones[0]
 	// A missing remote: one line that says why, git's whole say kept aside.
-	_, pushErr := f.repo.Push(f.st, "no-such-remote")
+	_, pushErr := f.repo.Push(f.st, "no-such-remote", PushOptions{})
 	_, fetchErr := f.repo.Fetch(f.st, "no-such-remote", FetchOptions{})
 	for _, err := range []error{pushErr, fetchErr} {
 		var ge *GitError
@@ -508,7 +508,7 @@ func TestShareNothingAndErrors(t *testing.T) {
 	}
 	f.agent(t, "s2").turn("two")
 	f.condense(t, "s2")
-	res, err := f.repo.Push(f.st, "origin")
+	res, err := f.repo.Push(f.st, "origin", PushOptions{})
 	if !errors.Is(err, ErrPushRejected) || res.Merge != nil || len(res.Refs) != 2 || res.Refs[0].Summary != "[remote rejected]" {
 		t.Errorf("push refused by the server: %+v, %v", res, err)
 	}

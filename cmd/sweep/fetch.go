@@ -20,7 +20,8 @@ origin) into tracking refs, and merge them into ours as a union. Transcripts
 stay on the remote unless asked for: --transcripts fetches this month's and
 last month's, --transcripts=all every month's (and those of the branch an
 earlier tether kept), --transcripts=2026-05 one month's. show --transcript
-fetches the one it shows.`,
+fetches the one it shows. With git config tether.transcriptsRemote NAME,
+transcripts are fetched from that remote.`,
 		Example: `  tether-sweep fetch
   tether-sweep fetch --transcripts
   tether-sweep fetch upstream --json`,
@@ -56,6 +57,7 @@ func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, 
 	if remote == "" {
 		remote = defaultRemote(w.repo)
 	}
+	opts.TranscriptsRemote = a.transcriptRoute(w.repo).TranscriptsRemote
 	res, err := cp.Fetch(w.store, remote, opts)
 	a.gitSaid(w.store, "fetch", remote, err, verbose)
 	warnings := conflictWarnings(res.Conflicts)
@@ -75,6 +77,9 @@ func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, 
 			fmt.Fprintf(a.stdout, "fetched checkpoints from %s: checkpoints %s, notes %s", remote, res.Checkpoints, res.Notes)
 			if n := len(res.Transcripts); n > 0 {
 				fmt.Fprintf(a.stdout, ", transcripts of %d ref(s)", n)
+				if res.TranscriptsRemote != "" {
+					fmt.Fprintf(a.stdout, " from %s", res.TranscriptsRemote)
+				}
 			}
 			fmt.Fprintln(a.stdout)
 		}

@@ -27,9 +27,15 @@ func (a *app) pushCommand() *cobra.Command {
 this clone wrote to a remote (the current branch's, else origin). When the
 remote has moved, fetch and merge its checkpoints and notes first, as a union:
 nobody's checkpoints are lost. A remote that still has the branch an earlier
-tether kept gets it migrated, then deleted.`,
+tether kept gets it migrated, then deleted.
+
+Transcripts go where git config says: tether.transcriptsRemote NAME sends
+them to that remote instead (the other gets the checkpoints and notes only),
+and tether.pushTranscripts false keeps them in this clone. The pre-push hook
+follows the same settings.`,
 		Example: `  tether-sweep push
-  tether-sweep push upstream`,
+  tether-sweep push upstream
+  git config tether.transcriptsRemote private && tether-sweep push`,
 		GroupID: "checkpoints",
 		Args:    cobra.ArbitraryArgs, // checked below: the pre-push hook passes two
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -86,7 +92,7 @@ func (a *app) push(remote string, quiet, asJSON, verbose bool) error {
 	if remote == "" {
 		remote = defaultRemote(w.repo)
 	}
-	res, err := cp.Push(w.store, remote)
+	res, err := cp.Push(w.store, remote, a.transcriptRoute(w.repo))
 	a.gitSaid(w.store, "push", remote, err, verbose)
 	var warnings []string
 	if res.Merge != nil {
@@ -130,6 +136,12 @@ func printPush(a *app, res checkpoint.PushResult) {
 	}
 	for _, s := range res.Refs {
 		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/"), res.Remote, strings.Trim(s.Summary, "[]"))
+	}
+	for _, s := range res.TranscriptRefs {
+		fmt.Fprintf(a.stdout, "%s -> %s: %s\n", strings.TrimPrefix(s.To, "refs/"), res.TranscriptsRemote, strings.Trim(s.Summary, "[]"))
+	}
+	if res.TranscriptsKept {
+		fmt.Fprintln(a.stdout, "transcripts kept in this clone (git config tether.pushTranscripts false)")
 	}
 }
 

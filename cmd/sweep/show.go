@@ -41,7 +41,7 @@ fetching from the remote the one this clone does not have.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the checkpoints as JSON")
 	c.Flags().BoolVar(&transcript, "transcript", false, "print the stored transcripts, fetching them if this clone lacks them")
-	c.Flags().StringVar(&remote, "remote", "", "the remote to fetch transcripts from (default: the upstream's, or origin)")
+	c.Flags().StringVar(&remote, "remote", "", "the remote to fetch transcripts from (default: git config tether.transcriptsRemote, else the upstream's, or origin)")
 	return c
 }
 
@@ -126,10 +126,13 @@ func (a *app) showTranscripts(w *workspace, cp *checkpoint.Repo, cps []*checkpoi
 		err := cp.WriteTranscript(a.stdout, c)
 		if errors.Is(err, checkpoint.ErrTranscriptNotFetched) {
 			if remote == "" {
+				remote = a.transcriptRoute(w.repo).TranscriptsRemote
+			}
+			if remote == "" {
 				remote = defaultRemote(w.repo)
 			}
 			ref := c.TranscriptRef()
-			if _, ferr := cp.Fetch(w.store, remote, checkpoint.FetchOptions{Transcripts: checkpoint.TheseTranscripts(ref)}); ferr != nil {
+			if _, ferr := cp.FetchTranscripts(w.store, remote, checkpoint.TheseTranscripts(ref)); ferr != nil {
 				return fmt.Errorf("checkpoint %s: its transcript is on %s, which this clone has not fetched: %w", c.ID, ref, ferr)
 			}
 			err = cp.WriteTranscript(a.stdout, c)
