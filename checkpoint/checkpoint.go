@@ -75,6 +75,10 @@ type Turn struct {
 	// absent when they are unknown: captures off or failed, or the turn
 	// still running.
 	Changes *snapshot.Changes `json:"changes,omitempty"`
+	// Earlier, for a Continued turn, is what the checkpoint that held
+	// its start recorded of its changes (while condensing only): a turn
+	// counted up to a commit continues with what that commit did not take.
+	Earlier *snapshot.Changes `json:"-"`
 }
 
 // Transcript describes the transcript slice stored for the checkpoint.
@@ -212,6 +216,17 @@ func transcriptSpan(recs []state.TurnRecord, ended bool, contFrom int64) span {
 // which a later condense must continue.
 func (c *Checkpoint) lastTurnRunning() bool {
 	return len(c.Turns) > 0 && c.Turns[len(c.Turns)-1].Running
+}
+
+// ChangedNothing reports whether the checkpoint's turns are over and are
+// known to have changed no file: no commit will ever take its work.
+func (c *Checkpoint) ChangedNothing() bool {
+	for _, t := range c.Turns {
+		if t.Running || !t.Changes.Empty() || t.Changes == nil {
+			return false
+		}
+	}
+	return len(c.Turns) > 0
 }
 
 // marshal renders checkpoint.json.

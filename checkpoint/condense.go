@@ -25,6 +25,9 @@ type Result struct {
 	Turns      int    `json:"turns"`             // turns in the checkpoint
 	Skipped    bool   `json:"skipped,omitempty"` // already stored with the same content
 	Linked     bool   `json:"linked,omitempty"`  // linked to Link.Commit
+	// ChangedNothing: its turns are over and changed no file
+	// (Checkpoint.ChangedNothing): no commit will take it.
+	ChangedNothing bool `json:"-"`
 }
 
 // Link asks Condense to link the checkpoints it writes to a commit (the
@@ -259,6 +262,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 				// was written; its counts travel with it.
 				cp.Turns[0].Prompt, cp.Turns[0].StartedAt, cp.Turns[0].HeadBefore = pt.Prompt, pt.StartedAt, pt.HeadBefore
 				cp.Turns[0].Redactions = pt.Redactions
+				cp.Turns[0].Earlier = pt.Changes
 			}
 		}
 		sp = transcriptSpan(recs, ended, contFrom)
@@ -274,7 +278,9 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 		// running: rewrite that checkpoint with the turn interrupted and
 		// the transcript up to its end.
 		turns := slices.Clone(prev.Turns)
-		turns[len(turns)-1].Running, turns[len(turns)-1].Interrupted = false, true
+		last := &turns[len(turns)-1]
+		// Counted up to a commit while it ran: now the whole turn.
+		last.Running, last.Interrupted, last.Changes = false, true, nil
 		cp = newCheckpoint(s, prev.ID, prev.TurnLog, turns)
 		cp.Incarnation = prev.Incarnation // the record it was cut from, even one older than incarnations
 		sp = span{from: prev.Transcript.From, toEOF: true}
@@ -305,7 +311,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 	if err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp, j); err != nil {
 		return nil, err
 	}
-	j.res = Result{Session: id, Checkpoint: cp.ID, Turns: len(cp.Turns)}
+	j.res = Result{Session: id, Checkpoint: cp.ID, Turns: len(cp.Turns), ChangedNothing: cp.ChangedNothing()}
 	j.session, j.cp = s, cp
 	return j, nil
 }

@@ -79,6 +79,24 @@ type Changes struct {
 	// changed before the capture looked (capture.Entry.Late), and they are
 	// not among Added, Modified and Deleted (see Unsure).
 	Late []string `json:"late,omitempty"`
+	// UpTo is the commit a turn still running made (or saw made): After
+	// is that commit's tree, and the changes are only the paths the commit
+	// took that the turn wrote (AfterAt "commit"). The rest of the turn is
+	// in the checkpoint that continues it.
+	UpTo string `json:"up_to,omitempty"`
+	// Since, for a turn continued from an earlier checkpoint that counted
+	// it up to a commit (UpTo), is that commit: the changes are those not
+	// already in it.
+	Since string `json:"since,omitempty"`
+}
+
+// AfterCommit is Changes.AfterAt for a turn counted up to a commit.
+const AfterCommit = "commit"
+
+// Keep keeps only the changes to the given paths.
+func (c *Changes) Keep(paths map[string]bool) {
+	drop := func(p string) bool { return !paths[p] }
+	c.Added, c.Modified, c.Deleted = slices.DeleteFunc(c.Added, drop), slices.DeleteFunc(c.Modified, drop), slices.DeleteFunc(c.Deleted, drop)
 }
 
 // Unsure settles the paths the captures bounding the turn found late
@@ -118,16 +136,19 @@ func (c *Changes) Paths() []string {
 // Empty reports whether the turn changed nothing.
 func (c *Changes) Empty() bool { return c == nil || len(c.Added)+len(c.Modified)+len(c.Deleted) == 0 }
 
-// Diff compares two trees. A file that became a symlink, or changed mode,
+// Diff compares two trees ("" before: the empty tree). A file that became a symlink, or changed mode,
 // is modified; renames are a deletion and an addition.
 func (r *Reader) Diff(before, after string) (*Changes, error) {
 	c := &Changes{Before: before, After: after}
 	if before == after {
 		return c, nil
 	}
-	a, err := object.GetTree(r.st, plumbing.NewHash(before))
-	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", before, err)
+	var a *object.Tree // none before a root commit
+	if before != "" {
+		var err error
+		if a, err = object.GetTree(r.st, plumbing.NewHash(before)); err != nil {
+			return nil, fmt.Errorf("tree %s: %w", before, err)
+		}
 	}
 	b, err := object.GetTree(r.st, plumbing.NewHash(after))
 	if err != nil {
@@ -189,7 +210,17 @@ func (r *Reader) Files(tree string, paths []string) (map[string]File, error) {
 
 // Has reports whether entries hold a capture of turn at a boundary.
 func Has(entries []capture.Entry, turn int, at string) bool {
-	return slices.ContainsFunc(entries, func(e capture.Entry) bool { return e.Turn == turn && e.At == at })
+	_, ok := First(entries, turn, at)
+	return ok
+}
+
+// First finds the first capture of turn at a boundary.
+func First(entries []capture.Entry, turn int, at string) (capture.Entry, bool) {
+	i := slices.IndexFunc(entries, func(e capture.Entry) bool { return e.Turn == turn && e.At == at })
+	if i < 0 {
+		return capture.Entry{}, false
+	}
+	return entries[i], true
 }
 
 // Pick finds the captures bounding turn among a session's entries: its
@@ -198,14 +229,7 @@ func Has(entries []capture.Entry, turn int, at string) bool {
 // sweep's look after the turn was interrupted). ok is false when either is
 // missing.
 func Pick(entries []capture.Entry, turn int) (start, end capture.Entry, ok bool) {
-	find := func(turn int, at string) (capture.Entry, bool) {
-		i := slices.IndexFunc(entries, func(e capture.Entry) bool { return e.Turn == turn && e.At == at })
-		if i < 0 {
-			return capture.Entry{}, false
-		}
-		return entries[i], true
-	}
-	start, ok = find(turn, capture.Start)
+	start, ok = First(entries, turn, capture.Start)
 	if !ok {
 		return capture.Entry{}, capture.Entry{}, false
 	}
@@ -213,7 +237,7 @@ func Pick(entries []capture.Entry, turn int) (start, end capture.Entry, ok bool)
 		turn int
 		at   string
 	}{{turn, capture.End}, {turn + 1, capture.Start}, {turn, capture.Swept}} {
-		if e, found := find(c.turn, c.at); found {
+		if e, found := First(entries, c.turn, c.at); found {
 			return start, e, true
 		}
 	}
@@ -225,6 +249,23 @@ func Pick(entries []capture.Entry, turn int) (start, end capture.Entry, ok bool)
 type Commit struct {
 	Paths map[string]bool
 	At    time.Time
+}
+
+// Trees returns the tree of a commit and that of its first parent (""
+// for a root commit).
+func (r *Reader) Trees(hash string) (tree, parent string, err error) {
+	c, err := object.GetCommit(r.st, plumbing.NewHash(hash))
+	if err != nil {
+		return "", "", fmt.Errorf("commit %s: %w", hash, err)
+	}
+	if len(c.ParentHashes) > 0 {
+		p, err := object.GetCommit(r.st, c.ParentHashes[0])
+		if err != nil {
+			return "", "", fmt.Errorf("commit %s: parent: %w", hash, err)
+		}
+		parent = p.TreeHash.String()
+	}
+	return c.TreeHash.String(), parent, nil
 }
 
 // CommitChanges reads what a commit changed.

@@ -10,13 +10,22 @@ import (
 	"github.com/tetherdev/tether/state"
 )
 
+// atCommit is the commit a post-commit sweep runs for, in its worktree.
+type atCommit struct {
+	worktree, head string
+}
+
 // turnChanges fills in what each condensed turn changed, from the session's
 // captures: a turn's start against its end (snapshot.Pick). An interrupted
 // turn with no capture after it is compared with the worktree as found now,
 // which is captured and recorded (capture.Swept) so that a retry, and
-// rewind, see the same. A running turn is left for the checkpoint that
-// continues it. Failures are logged: a checkpoint is never held up by them.
-func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
+// rewind, see the same. A turn still running when a commit of its worktree
+// condenses it (at) is counted up to that commit: the paths the commit
+// took that the turn wrote (committedChanges); the checkpoint continuing it
+// then holds only what that commit did not take. A running turn with no
+// commit is left for the checkpoint that continues it. Failures are
+// logged: a checkpoint is never held up by them.
+func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.TurnChanges {
 	var reader *snapshot.Reader
 	return func(s *state.Session, turns []checkpoint.Turn) {
 		log := func(msg string, err error, turn int) {
@@ -40,13 +49,29 @@ func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
 		}
 		for i := range turns {
 			t := &turns[i]
-			if t.Running || t.Changes != nil {
+			if t.Changes != nil {
+				continue
+			}
+			if t.Running {
+				if at == nil || s.Worktree != at.worktree {
+					continue
+				}
+				if !snapshot.Has(entries, t.Turn, capture.Start) && landing(t, time.Now()) {
+					entries = waitForCaptures(reader, s.ID, t.Turn, entries, startLanded, log)
+				}
+				start, ok := snapshot.First(entries, t.Turn, capture.Start)
+				if !ok {
+					continue
+				}
+				if t.Changes, err = committedChanges(reader, start, t.HeadBefore, at.head); err != nil {
+					log("changes: compare the turn's start with the commit", err, t.Turn)
+				}
 				continue
 			}
 			start, end, ok := snapshot.Pick(entries, t.Turn)
 			// A killed turn's start is all that will come: no waiting then.
 			if !ok && landing(t, time.Now()) && !(t.Interrupted && snapshot.Has(entries, t.Turn, capture.Start)) {
-				entries = waitForCaptures(reader, s.ID, t.Turn, entries, log)
+				entries = waitForCaptures(reader, s.ID, t.Turn, entries, bothLanded, log)
 				start, end, ok = snapshot.Pick(entries, t.Turn)
 			}
 			if !ok && t.Interrupted {
@@ -70,9 +95,70 @@ func turnChanges(st *state.Store, commonDir string) checkpoint.TurnChanges {
 				ch.AfterAt = "next-start"
 			}
 			ch.Unsure(start.Late, end.Late)
+			if e := t.Earlier; e != nil && e.UpTo != "" {
+				if err := notCommitted(reader, ch, e); err != nil {
+					log("changes: compare the turn's end with its commit", err, t.Turn)
+					continue
+				}
+			}
 			t.Changes = ch
 		}
 	}
+}
+
+// committedChanges is what a running turn changed up to a commit of its
+// worktree: the paths committed since the turn started (from headBefore,
+// else the commit's parent) whose content in the commit differs from the
+// turn's start capture. A path the worktree already held as committed
+// when the turn started is not the turn's.
+func committedChanges(r *snapshot.Reader, start capture.Entry, headBefore, head string) (*snapshot.Changes, error) {
+	tree, base, err := r.Trees(head)
+	if err != nil {
+		return nil, err
+	}
+	if headBefore != "" && headBefore != head {
+		if t, _, err := r.Trees(headBefore); err == nil {
+			base = t
+		}
+	}
+	committed, err := r.Diff(base, tree)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, p := range committed.Paths() {
+		keep[p] = true
+	}
+	ch, err := r.Diff(start.Tree, tree)
+	if err != nil {
+		return nil, err
+	}
+	ch.Keep(keep)
+	ch.AfterAt, ch.UpTo = snapshot.AfterCommit, head
+	ch.Unsure(start.Late, nil)
+	return ch, nil
+}
+
+// notCommitted takes out of a continued turn's changes the paths that
+// hold at its end what the commit its earlier part was counted up to
+// holds: that commit has them already.
+func notCommitted(r *snapshot.Reader, ch, earlier *snapshot.Changes) error {
+	paths := ch.Paths()
+	now, err := r.Files(ch.After, paths)
+	if err != nil {
+		return err
+	}
+	then, err := r.Files(earlier.After, paths)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, p := range paths {
+		keep[p] = now[p] != then[p]
+	}
+	ch.Keep(keep)
+	ch.Since = earlier.UpTo
+	return nil
 }
 
 // captureLanding bounds how long after a turn's boundary its capture,
@@ -94,10 +180,22 @@ func landing(t *checkpoint.Turn, now time.Time) bool {
 	return !last.IsZero() && now.Sub(last) < captureLanding
 }
 
-// waitForCaptures reads the session's captures again until the turn's
-// start and end are there, up to captureWait: a sweep right after a turn
-// (a session end, a commit) may run before the hook's capture lands.
-func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []capture.Entry, log func(string, error, int)) []capture.Entry {
+// startLanded and bothLanded say whether a turn's captures are there:
+// its start, or its start and end.
+func startLanded(entries []capture.Entry, turn int) bool {
+	return snapshot.Has(entries, turn, capture.Start)
+}
+
+func bothLanded(entries []capture.Entry, turn int) bool {
+	_, _, ok := snapshot.Pick(entries, turn)
+	return ok
+}
+
+// waitForCaptures reads the session's captures again until landed says
+// the turn's are there, up to captureWait: a sweep right after a turn
+// boundary (a session end, a commit) may run before the hook's capture
+// lands.
+func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []capture.Entry, landed func([]capture.Entry, int) bool, log func(string, error, int)) []capture.Entry {
 	for deadline := time.Now().Add(captureWait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		fresh, err := r.List(session)
 		if err != nil {
@@ -105,7 +203,7 @@ func waitForCaptures(r *snapshot.Reader, session string, turn int, entries []cap
 			return entries
 		}
 		entries = fresh
-		if _, _, ok := snapshot.Pick(entries, turn); ok {
+		if landed(entries, turn) {
 			break
 		}
 	}

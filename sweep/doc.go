@@ -31,10 +31,14 @@
 // (turnChanges): a checkpoint's turns list the paths they added, modified
 // and deleted; an interrupted turn is compared with the worktree as the
 // sweep finds it, captured and kept so that a retry and Rewind see the
-// same. A post-commit sweep links a checkpoint to the commit only when its
-// turns changed a path the commit changed or the commit was made while one
-// ran (contributed); the others stay unlinked, and those that changed a
-// path wait for a commit that takes one. Rewind puts back what a turn
+// same. A turn still running at a commit of its worktree is counted up to
+// that commit (the paths it took that the turn wrote), and the checkpoint
+// continuing it holds only what that commit did not take. A post-commit
+// sweep links a checkpoint to the commit only when its turns changed a
+// path the commit changed, or, for a turn whose changes are unknown, the
+// commit was made while it ran (contributed); the others stay unlinked,
+// and those that changed a path wait for a commit that takes one (one
+// that changed nothing waits for none). Rewind puts back what a turn
 // changed, never a path changed since by someone else, keeping what it
 // overwrites for its undo.
 package sweep

@@ -12,16 +12,22 @@ import (
 )
 
 // contributed decides whether a checkpoint goes with a commit: its turns
-// changed a path the commit changed, or the commit was made while one of
-// them ran (a turn still running, or one whose start and end enclose the
-// commit's time). A turn interrupted without a recorded end counts as
-// running until the session's end, if known.
+// changed a path the commit changed. Where a turn's changes are unknown
+// (captures off or failed), the commit's time decides for it: made while
+// it ran (a turn still running, or one whose start and end enclose the
+// commit's time; a turn interrupted without a recorded end counts as
+// running until the session's end, if known). A turn whose changes are
+// known never goes with a commit by time alone: another agent's turn, or
+// the user, may have made it meanwhile.
 func contributed(c *checkpoint.Checkpoint, commit snapshot.Commit) bool {
 	for _, t := range c.Turns {
-		for _, p := range t.Changes.Paths() {
-			if commit.Paths[p] {
-				return true
+		if t.Changes != nil {
+			for _, p := range t.Changes.Paths() {
+				if commit.Paths[p] {
+					return true
+				}
 			}
+			continue
 		}
 		if t.Running {
 			return true

@@ -199,12 +199,18 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 // recording what each turn changed (from the captures of package
 // snapshot).
 func openCheckpoints(repo gitdir.Repo, st *state.Store) (*checkpoint.Repo, error) {
+	return openCheckpointsAt(repo, st, nil)
+}
+
+// openCheckpointsAt is openCheckpoints for a sweep run by a commit: the
+// turns still running in its worktree are counted up to it.
+func openCheckpointsAt(repo gitdir.Repo, st *state.Store, at *atCommit) (*checkpoint.Repo, error) {
 	cp, err := checkpoint.Open(repo.CommonDir)
 	if err != nil {
 		return nil, err
 	}
 	cp.SetConversations(conversation.Export)
-	cp.SetTurnChanges(turnChanges(st, repo.CommonDir))
+	cp.SetTurnChanges(turnChanges(st, repo.CommonDir, at))
 	return cp, nil
 }
 
@@ -223,7 +229,11 @@ type writer struct {
 
 // openWriter opens the checkpoints and reads what head, when set, changed.
 func openWriter(repo gitdir.Repo, st *state.Store, head string, madeAt time.Time) (*writer, error) {
-	cp, err := openCheckpoints(repo, st)
+	var at *atCommit
+	if head != "" {
+		at = &atCommit{worktree: repo.WorkTree, head: head}
+	}
+	cp, err := openCheckpointsAt(repo, st, at)
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
@@ -295,11 +305,12 @@ func report(rep *Report, head string, results []checkpoint.Result) {
 }
 
 // markUnlinked marks the sessions of the checkpoints written and not
-// linked as waiting for a commit to link them to.
+// linked as waiting for a commit to link them to; one that changed nothing
+// waits for none.
 func markUnlinked(st *state.Store, results []checkpoint.Result) error {
 	var made []string
 	for _, r := range results {
-		if r.Checkpoint != "" && !r.Linked {
+		if r.Checkpoint != "" && !r.Linked && !r.ChangedNothing {
 			made = append(made, r.Session)
 		}
 	}

@@ -169,7 +169,14 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 		return
 	}
 	if c.Empty() && len(c.Late) == 0 {
-		fmt.Fprintln(w, "    changed no files")
+		switch {
+		case c.UpTo != "":
+			fmt.Fprintf(w, "    wrote none of the files of commit %s, made while it ran\n", shortID(c.UpTo))
+		case c.Since != "":
+			fmt.Fprintf(w, "    changed no files after commit %s, which holds what it wrote\n", shortID(c.Since))
+		default:
+			fmt.Fprintln(w, "    changed no files")
+		}
 		return
 	}
 	var lines []string
@@ -194,6 +201,12 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 	}
 	if len(c.Late) > 0 {
 		fmt.Fprintln(w, "    (? written as the turn began or ended, before tether looked: not counted as the turn's)")
+	}
+	switch {
+	case c.UpTo != "":
+		fmt.Fprintf(w, "    (what commit %s, made while the turn ran, took of it; the rest continues below or in a later checkpoint)\n", shortID(c.UpTo))
+	case c.Since != "":
+		fmt.Fprintf(w, "    (after commit %s, which holds what the turn wrote before it)\n", shortID(c.Since))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
@@ -34,6 +35,9 @@ type turnJSON struct {
 type checkpointJSON struct {
 	ID     string   `json:"id"`
 	Linked []string `json:"linked"` // commits
+	// ChangedNothing: its turns are over and changed no file, so no commit
+	// will be linked to it.
+	ChangedNothing bool `json:"changed_nothing,omitempty"`
 }
 
 // statusOf shows one session in full.
@@ -58,8 +62,18 @@ func (a *app) statusOf(arg string, sf sweepFlags, noSweep, asJSON bool) error {
 	} else {
 		out.Turns = turnsOf(recs, s, v.Liveness)
 	}
+	var cp *checkpoint.Repo // read only for the checkpoints no commit took
 	for _, c := range s.Checkpoints {
-		out.Checkpoints = append(out.Checkpoints, checkpointJSON{ID: c.ID, Linked: nonNil(c.Linked)})
+		j := checkpointJSON{ID: c.ID, Linked: nonNil(c.Linked)}
+		if len(c.Linked) == 0 && cp == nil {
+			cp, _ = checkpoint.Open(w.repo.CommonDir)
+		}
+		if len(c.Linked) == 0 && cp != nil {
+			if read, err := cp.Read(c.ID); err == nil && read.ChangedNothing() {
+				j.ChangedNothing = true
+			}
+		}
+		out.Checkpoints = append(out.Checkpoints, j)
 	}
 	if problems, err := loggedProblems(w.store, time.Now()); err == nil {
 		for _, p := range problems {
@@ -183,6 +197,9 @@ func printSession(w io.Writer, out sessionJSON, short string, now time.Time) {
 	fmt.Fprintf(w, "\n%s\n", count(len(out.Checkpoints), "checkpoint:", "checkpoints:"))
 	for _, c := range out.Checkpoints {
 		linked := "not linked to a commit yet"
+		if c.ChangedNothing {
+			linked = "changed no files: no commit to link"
+		}
 		if len(c.Linked) > 0 {
 			short := make([]string, len(c.Linked))
 			for i, l := range c.Linked {
