@@ -25,6 +25,7 @@ const (
 	End    = "end"    // the hook, as the turn ended
 	Swept  = "swept"  // the sweep, finding the turn interrupted
 	Rewind = "rewind" // rewind, keeping what it was about to overwrite
+	Undo   = "undo"   // rewind --undo, keeping what it was about to overwrite
 )
 
 // RefPrefix is where the captures of every session are kept.
@@ -191,12 +192,12 @@ func (w *Worktree) writeTree(index, excludes string) (string, error) {
 // Entry is one recorded capture.
 type Entry struct {
 	Turn   int       `json:"turn"`
-	At     string    `json:"at"` // Start, End, Swept or Rewind
+	At     string    `json:"at"` // Start, End, Swept, Rewind or Undo
 	Tree   string    `json:"tree"`
 	Commit string    `json:"commit,omitempty"`
 	Time   time.Time `json:"time,omitzero"`
-	// Restored, for a Rewind, is the tree the rewind put the turn's paths
-	// back to: Tree holds what they were before.
+	// Restored, for a Rewind or an Undo, is the tree it put the turn's
+	// paths back to: Tree holds what they were before.
 	Restored string `json:"restored,omitempty"`
 	// Late are the paths the capture found written after its boundary:
 	// Tree holds them as they were when the capture looked, not as the

@@ -32,7 +32,7 @@
 //   - Each capture is recorded (Record) as a commit by tether on a ref of
 //     tether's per session, Ref(session) under refs/tether/snapshots/
 //     (never a branch), its message naming the turn and the boundary
-//     (Start, End, Swept, Rewind) in trailers, so the trees and their blobs
+//     (Start, End, Swept, Rewind, Undo) in trailers, so the trees and their blobs
 //     stay reachable and read back with plain git until Remove drops the ref
 //     with its session. The commit is written here, a loose object as git
 //     writes one, and the ref's tip read from git's ref files, to spare a

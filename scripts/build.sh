@@ -21,9 +21,11 @@ trap 'rm -f "$log"' EXIT
 
 # build OUT PKG: go build -v names each package it compiles, one a line: the
 # count is the progress. Nothing compiled means the cache had it all.
+# -buildvcs=auto overrides a GOFLAGS=-buildvcs=false of the environment: in a
+# checkout, tether-sweep --version then names the commit it was built from.
 build() {
   local out=$1 pkg=$2 n=0 waited=0
-  (cd "$root" && exec go build -v -trimpath -o "$out" "$pkg") 2>"$log" &
+  (cd "$root" && exec go build -v -trimpath -buildvcs=auto -o "$out" "$pkg") 2>"$log" &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1

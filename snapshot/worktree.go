@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -84,4 +85,58 @@ func worktreeFile(root *os.Root, p string) (*File, error) {
 		mode = filemode.Executable
 	}
 	return &File{Hash: h.Sum(), Mode: mode}, nil
+}
+
+// maxCommittedWalk bounds how far CommittedIn looks back along HEAD's first
+// parents.
+const maxCommittedWalk = 10_000
+
+// CommittedIn finds, for each path whose content at commit is want[p], the
+// commit that put it there: the nearest one along first parents whose own
+// first parent held something else. A path commit does not hold as want
+// says, or whose content goes back further than the walk, is left out.
+func (r *Reader) CommittedIn(commit string, want map[string]File) (map[string]string, error) {
+	out := map[string]string{}
+	h := plumbing.NewHash(commit)
+	c, err := object.GetCommit(r.st, h)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	var open []string // paths whose content c holds, as want says
+	for p := range want {
+		open = append(open, p)
+	}
+	slices.Sort(open)
+	files, err := r.Files(c.TreeHash.String(), open)
+	if err != nil {
+		return nil, err
+	}
+	open = slices.DeleteFunc(open, func(p string) bool { return files[p] != want[p] })
+	for range maxCommittedWalk {
+		if len(open) == 0 {
+			break
+		}
+		var parent map[string]File
+		var pc *object.Commit
+		if len(c.ParentHashes) > 0 {
+			if pc, err = object.GetCommit(r.st, c.ParentHashes[0]); err != nil {
+				return nil, fmt.Errorf("commit %s: parent: %w", c.Hash, err)
+			}
+			if parent, err = r.Files(pc.TreeHash.String(), open); err != nil {
+				return nil, err
+			}
+		}
+		open = slices.DeleteFunc(open, func(p string) bool {
+			if parent[p] == want[p] {
+				return false
+			}
+			out[p] = c.Hash.String()
+			return true
+		})
+		if pc == nil {
+			break
+		}
+		c = pc
+	}
+	return out, nil
 }

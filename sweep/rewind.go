@@ -33,6 +33,9 @@ type Rewound struct {
 	// counted as secret), and those of the worktree changed since the
 	// turn started, which the captures never hold.
 	LeftAlone []string `json:"left_alone,omitempty"`
+	// Committed names, for each path whose change HEAD already holds, the
+	// commit that made it: a rewind undoes it in the worktree only.
+	Committed map[string]string `json:"committed,omitempty"`
 }
 
 // ChangedSinceError is a rewind refused because paths it would put back
@@ -85,14 +88,17 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	if undo {
 		last := -1
 		for i, e := range entries {
-			if e.At == capture.Rewind {
+			if e.At == capture.Rewind || e.At == capture.Undo {
 				last = i
 			}
 		}
 		if last < 0 {
-			return nil, fmt.Errorf("session %s has no rewind to undo", id)
+			return nil, errors.New("nothing to undo: it was never rewound")
 		}
 		e := entries[last]
+		if e.At == capture.Undo {
+			return nil, fmt.Errorf("nothing to undo: its last rewind (turn %d) is undone already", e.Turn)
+		}
 		out.Turn, from, to = e.Turn, e.Restored, e.Tree
 	} else {
 		if turn == 0 {
@@ -147,12 +153,21 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 		return out, &ChangedSinceError{Turn: out.Turn, Paths: conflicts}
 	}
 	out.Actions = append(out.Actions, actions...)
+	if !undo && len(actions) > 0 {
+		if out.Committed, err = committed(repo, reader, actions, files[0]); err != nil {
+			return nil, err
+		}
+	}
 	if dryRun || len(actions) == 0 {
 		return out, nil
 	}
 	// Kept before anything is written: from holds, on these paths, what
 	// the worktree holds now.
-	kept, err := snaps.Record(id, capture.Entry{Turn: out.Turn, At: capture.Rewind, Tree: from, Restored: to})
+	at := capture.Rewind
+	if undo {
+		at = capture.Undo
+	}
+	kept, err := snaps.Record(id, capture.Entry{Turn: out.Turn, At: at, Tree: from, Restored: to})
 	if err != nil {
 		return out, err
 	}
@@ -207,4 +222,22 @@ func secretsChangedSince(w *capture.Worktree, since time.Time) ([]string, error)
 		}
 	}
 	return out, nil
+}
+
+// committed finds the commits that already hold the turn's change to the
+// paths a rewind acts on (from: what the turn left at each).
+func committed(repo gitdir.Repo, reader *snapshot.Reader, actions []snapshot.Action, from map[string]snapshot.File) (map[string]string, error) {
+	head, _, err := gitdir.Head(repo.GitDir, repo.CommonDir)
+	if err != nil || head == "" { // an unborn branch has nothing committed
+		return nil, err
+	}
+	want := make(map[string]snapshot.File, len(actions))
+	for _, a := range actions {
+		want[a.Path] = from[a.Path]
+	}
+	in, err := reader.CommittedIn(head, want)
+	if err != nil || len(in) == 0 {
+		return nil, err
+	}
+	return in, nil
 }

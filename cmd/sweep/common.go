@@ -77,7 +77,11 @@ func (a *app) openSession(arg string, includeEnded bool) (*workspace, string, er
 	return w, id, err
 }
 
-// resolveSession turns a full ID or a unique prefix of at least four
+// minPrefix is the shortest prefix that names a session: shorter ones
+// would match by accident.
+const minPrefix = 4
+
+// resolveSession turns a full ID or a unique prefix of at least minPrefix
 // characters into a session ID, looking at live sessions first.
 func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error) {
 	if err := state.ValidateID(arg); err != nil {
@@ -88,8 +92,8 @@ func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error
 	} else if !errors.Is(err, state.ErrNotFound) {
 		return "", err
 	}
-	if len(arg) < 4 {
-		return "", fmt.Errorf("unknown session %q", arg)
+	if len(arg) < minPrefix {
+		return "", usageError{fmt.Sprintf("session %q: give at least %d characters of a session's ID (tether-sweep status lists them)", arg, minPrefix)}
 	}
 	var matches []string
 	collect := func(ss []*state.Session) {

@@ -37,11 +37,11 @@ func (a *app) end(arg, reason string) error {
 	tr, results, err := sweep.End(w.repo, w.store, id, reason, now)
 	if errors.Is(err, sweep.ErrAlreadyEnded) {
 		if s, lerr := w.store.Load(id); lerr == nil {
-			return fmt.Errorf("session %s already ended %s (%s)", shortID(id), ago(now.Sub(s.EndedAt)), s.EndReason)
+			return fmt.Errorf("session %s already ended %s: %s", shortID(id), ago(now.Sub(s.EndedAt)), sessionEnding(s).words())
 		}
 	}
 	if tr.ID != "" {
-		fmt.Fprintf(a.stdout, "ended %s (%s): %s\n", shortID(tr.ID), tr.Agent, tr.Reason)
+		fmt.Fprintf(a.stdout, "ended %s (%s): %s\n", shortID(tr.ID), tr.Agent, ending{reason: tr.Reason, note: reason}.words())
 	}
 	for _, r := range results {
 		if r.Checkpoint != "" {

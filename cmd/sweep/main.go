@@ -70,7 +70,7 @@ func main() {
 // 1 error, 2 usage. Anything cobra refuses before a command starts (an
 // unknown flag or command, a wrong number of arguments) is a usage error.
 func (a *app) main(args []string) int {
-	root := a.rootCommand()
+	root := a.rootCommand(args)
 	started := false
 	root.PersistentPreRun = func(*cobra.Command, []string) { started = true }
 	root.SetArgs(args)
@@ -91,7 +91,7 @@ func (a *app) main(args []string) int {
 }
 
 // rootCommand builds the command tree afresh, writing to the app's streams.
-func (a *app) rootCommand() *cobra.Command {
+func (a *app) rootCommand(args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tether-sweep",
 		Short: "keep an honest record of AI coding-agent sessions",
@@ -106,11 +106,7 @@ through tether-hook; tether-sweep install sets that up.`,
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q", args[0])
-			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf("; did you mean %q?", s[0])
-			}
-			return usageError{msg + " (see tether-sweep --help)"}
+			return unknownCommand(c, args[0])
 		},
 		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
 		SilenceErrors: true,
@@ -121,12 +117,21 @@ through tether-hook; tether-sweep install sets that up.`,
 	root.SetErr(a.stderr)
 	root.SetUsageFunc(usage)
 	root.SetVersionTemplate("tether-sweep {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// Flags reach the root's parser only when no command matched: an
+		// unknown command word is the mistake to name, not a flag that
+		// was meant for it (tether-sweep statsu --json).
+		if !c.HasParent() {
+			if word := commandWord(args); word != "" {
+				return unknownCommand(c, word)
+			}
+		}
+		return usageError{err.Error()}
+	})
 	root.Flags().BoolP("version", "v", false, "print the version")
 	root.AddGroup(groups...)
 	root.SetHelpCommandGroupID("setup")
 	root.SetCompletionCommandGroupID("setup")
-	root.SuggestionsMinimumDistance = 2
 	for _, c := range a.commands() {
 		c.Flags().SortFlags = false
 		root.AddCommand(c)

@@ -26,13 +26,17 @@ func TestMain(m *testing.M) {
 }
 
 // buildTools builds the real tether-hook, and the stand-in agent as
-// `claude`, once for all scripts.
+// `claude`, once for all scripts; and in tools/real, both of tether's
+// binaries as scripts/install.sh installs them, for the scripts that
+// install tether somewhere of their own ($TETHER_BIN).
 func buildTools(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, pkg := range map[string]string{
-		"tether-hook": "github.com/tetherdev/tether/cmd/hook",
-		"claude":      "github.com/tetherdev/tether/internal/standin",
+		"tether-hook":       "github.com/tetherdev/tether/cmd/hook",
+		"claude":            "github.com/tetherdev/tether/internal/standin",
+		"real/tether-hook":  "github.com/tetherdev/tether/cmd/hook",
+		"real/tether-sweep": "github.com/tetherdev/tether/cmd/sweep",
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -48,6 +52,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", tools+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("TOOLS", tools)
+			env.Setenv("TETHER_BIN", filepath.Join(tools, "real"))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("GIT_AUTHOR_NAME", "t")
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.invalid")

@@ -184,6 +184,17 @@ func interruptedPrompt(w *workspace, s *state.Session) (string, error) {
 // by what it prints: a resume that fails after its transcript went away
 // clears the token.
 func (a *app) runAgent(w *workspace, s *state.Session, argv []string, resuming bool) error {
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		flag := "--print"
+		if !resuming {
+			flag = "--fresh --print"
+		}
+		name := s.Agent
+		if info, ok := agent.Lookup(s.Agent); ok {
+			name = info.Display
+		}
+		return fmt.Errorf("%s is not on PATH, so %s can't be started here; to see the command and run it where %s is: tether-sweep resume %s %s", argv[0], name, argv[0], flag, w.abbrev(s.ID))
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.Worktree
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
@@ -235,10 +246,7 @@ func (a *app) listResumable(w *workspace) error {
 	short := shortIDs(ids)
 	now := time.Now()
 	for _, s := range rows {
-		why := s.EndReason
-		if s.GitHub != nil && s.GitHub.Note != "" {
-			why += ": " + s.GitHub.Note
-		}
+		why := sessionEnding(s).words()
 		fmt.Fprintf(a.stdout, "%s  %-11s  ended %s ago (%s)  %s\n", short[s.ID], s.Agent, age(now.Sub(s.EndedAt)), why, table.Cut(table.Clean(s.LastPrompt), 60))
 	}
 	fmt.Fprintln(a.stdout, "\nresume one with: tether-sweep resume SESSION   (--print to see the command, --fresh to start over)")

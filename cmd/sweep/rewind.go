@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -84,6 +86,9 @@ func (a *app) rewind(arg string, turn int, undo, dryRun, asJSON bool) error {
 	for _, l := range snapshot.Describe(r.Actions) {
 		fmt.Fprintf(a.stdout, "  %s\n", l)
 	}
+	for _, c := range committedNotes(r.Committed, dryRun) {
+		fmt.Fprintf(a.stdout, "note: %s\n", c)
+	}
 	if !dryRun {
 		fmt.Fprintf(a.stdout, "what it overwrote is kept: tether-sweep rewind %s --undo\n", shortID(id))
 	}
@@ -96,4 +101,25 @@ func (a *app) printLeftAlone(paths []string) {
 		return
 	}
 	fmt.Fprintf(a.stdout, "left alone, as secret files (captures never hold them, rewind never touches them): %s\n", strings.Join(paths, ", "))
+}
+
+// committedNotes says, commit by commit, which of the paths a rewind puts
+// back hold a change already committed: the rewind undoes it in the
+// worktree, not in history.
+func committedNotes(committed map[string]string, dryRun bool) []string {
+	byCommit := map[string][]string{}
+	for p, c := range committed {
+		byCommit[c] = append(byCommit[c], p)
+	}
+	verb := "undoes"
+	if dryRun {
+		verb = "would undo"
+	}
+	var out []string
+	for _, c := range slices.Sorted(maps.Keys(byCommit)) {
+		paths := slices.Sorted(slices.Values(byCommit[c]))
+		out = append(out, fmt.Sprintf("the turn's change to %s is in commit %s: the rewind %s it in the worktree only (git revert %s undoes the commit)",
+			strings.Join(paths, ", "), shortID(c), verb, shortID(c)))
+	}
+	return out
 }

@@ -151,11 +151,8 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 	}
 	short := shortIDs(ids)
 	for _, t := range rep.Finalized {
-		reason := t.Reason
-		if n := notes[t.ID]; n != "" {
-			reason += " (" + n + ")"
-			delete(notes, t.ID)
-		}
+		reason := ending{reason: t.Reason, agent: t.Agent, github: notes[t.ID]}.words()
+		delete(notes, t.ID)
 		fmt.Fprintf(a.stdout, "%s %s (%s): %s — %s\n", verb, short[t.ID], t.Agent, reason, t.Owner)
 	}
 	for _, g := range rep.GitHub {

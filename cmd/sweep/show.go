@@ -79,6 +79,9 @@ func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 			fmt.Fprintf(a.stdout, "commit %s has no checkpoints\n", shortID(commit))
 			return nil
 		case errors.Is(err, checkpoint.ErrNotFound):
+			if id, err := w.resolveSession(arg, true); err == nil {
+				return fmt.Errorf("%q is a session, not a commit or a checkpoint: see tether-sweep status %s", arg, w.abbrev(id))
+			}
 			return fmt.Errorf("%q is neither a commit nor a checkpoint", arg)
 		default:
 			return err

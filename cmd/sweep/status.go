@@ -39,7 +39,27 @@ tether-sweep doctor --fix).
 
 With a SESSION (its ID or a unique prefix), show that session in full: its
 owner process, liveness and why, its turns with their prompts, checkpoints,
-linked issue and pull request, and how it ended.`,
+linked issue and pull request, and how it ended.
+
+Columns (on a narrow terminal the least useful go first):
+  SESSION      the session's ID, cut as short as still names it
+  AGENT        the coding agent running the session
+  PHASE        active (a turn is running), idle (between turns) or ended
+  LIVENESS     the agent's process: alive; exited (gone between turns or as
+               the session ended); died (gone with a turn cut short); unknown
+               (on another host or in another PID namespace: never taken for
+               dead)
+  TURNS        how many prompts the session was given
+  LAST ACTIVE  when the agent last did something
+  BRANCH       the branch checked out in the session's worktree
+  PENDING      turns not saved in a checkpoint yet: saved at the next commit
+               in the session's worktree, or when the session ends
+  END          how it ended: ended by the agent, exited, killed mid-turn
+               (its process went away during a turn), stopped mid-turn (the
+               agent ended it during a turn: Ctrl-C), given up (no sign of
+               life for --stale-after), ended on GitHub, ended by hand
+  LINK         the GitHub issue and pull request it is linked to
+  LAST PROMPT  what it was asked last`,
 		Example: `  tether-sweep status
   tether-sweep status --all
   tether-sweep status 3f2a9c1e
@@ -188,23 +208,10 @@ func printFinalized(w io.Writer, out statusJSON, short map[string]string) {
 	for _, id := range out.Finalized {
 		for _, r := range out.Sessions {
 			if r.ID == id {
-				fmt.Fprintf(w, "finalized %s (%s): %s\n", short[id], r.Agent, endOf(r))
+				fmt.Fprintf(w, "finalized %s (%s): %s\n", short[id], r.Agent, rowEnding(r).words())
 			}
 		}
 	}
-}
-
-// endOf is how a session ended, with what GitHub said and the note it
-// was ended with.
-func endOf(r sweep.Row) string {
-	end := r.EndReason
-	if r.GitHub != "" {
-		end = strings.TrimSpace(end + " (" + r.GitHub + ")")
-	}
-	if r.EndNote != "" && end != "" {
-		end += ": " + r.EndNote
-	}
-	return end
 }
 
 // linkOf is the issue and pull request a session is linked to, briefly.
@@ -249,12 +256,12 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 			{Text: short[r.ID]},
 			{Text: r.Agent},
 			{Text: r.Phase, Color: colors[r.Phase]},
-			{Text: r.Liveness, Color: colors[r.Liveness]},
+			{Text: livenessWord(r), Color: colors[livenessWord(r)]},
 			{Text: strconv.Itoa(r.Turns)},
 			{Text: ago(now.Sub(r.LastActivityAt))},
 			{Text: dash(r.Branch)},
 			{Text: strconv.Itoa(r.PendingTurns)},
-			{Text: dash(endOf(r))},
+			{Text: dash(rowEnding(r).words())},
 			{Text: dash(linkOf(r))},
 			{Text: dash(r.LastPrompt)},
 		})
@@ -275,7 +282,7 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 }
 
 // colors are the SGR colours of the words status cares about.
-var colors = map[string]string{"active": "32", "alive": "32", "idle": "33", "dead": "31", "ended": "90", "unknown": "35"}
+var colors = map[string]string{"active": "32", "alive": "32", "idle": "33", "died": "31", "exited": "90", "ended": "90", "unknown": "35"}
 
 func dash(s string) string {
 	if s == "" {

@@ -139,7 +139,7 @@ func printSession(w io.Writer, out sessionJSON, short string, now time.Time) {
 		phase += ", interrupted"
 	}
 	field("phase", phase)
-	field("liveness", r.Liveness+": "+table.Clean(r.LivenessReason))
+	field("liveness", livenessWord(r)+": "+table.Clean(r.LivenessReason))
 	if o := r.Owner; o != nil {
 		owner := fmt.Sprintf("pid %d", o.PID)
 		if o.Name != "" {
@@ -157,9 +157,8 @@ func printSession(w io.Writer, out sessionJSON, short string, now time.Time) {
 	field("started", when(r.StartedAt))
 	field("last active", when(r.LastActivityAt))
 	if !r.EndedAt.IsZero() {
-		field("ended", when(r.EndedAt)+": "+endOf(r))
+		field("ended", when(r.EndedAt)+": "+table.Clean(rowEnding(r).words()))
 	}
-	field("end note", table.Clean(r.EndNote))
 	if l := r.Link; l != nil {
 		field("linked to", describeLink(state.GitHubLink{Repo: l.Repo, Issue: l.Issue, PR: l.PR}))
 	}

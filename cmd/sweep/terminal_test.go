@@ -154,7 +154,7 @@ func TestStatusInTerminal(t *testing.T) {
 		t.Errorf("header is %d columns wide in a 100-column terminal", len(hdr))
 	}
 	// Colour was on: phase and liveness words are painted.
-	for _, want := range []string{"32mactive", "32malive", "33midle", "90mended", "31mdead"} {
+	for _, want := range []string{"32mactive", "32malive", "33midle", "90mended", "90mexited"} {
 		if !strings.Contains(colored, want) {
 			t.Errorf("no %q in the coloured screen:\n%q", want, colored)
 		}

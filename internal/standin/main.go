@@ -5,6 +5,10 @@
 // it is given:
 //
 //	standin --hook 'tether-hook claude-code' --session ID --transcript PATH [--cwd DIR] ACTION...
+//	standin --settings --session ID --transcript PATH [--cwd DIR] ACTION...
+//
+// With --settings it runs, for each event, the hook commands of the
+// project's .claude/settings.json, as Claude Code does.
 //
 // Actions: start[=source], turn=PROMPT (a whole turn), open=PROMPT (a turn
 // that never ends: the agent then waits to be killed), begin=PROMPT (a turn
@@ -42,6 +46,7 @@ type agent struct {
 	cwd          string
 	turn         int
 	quiet        bool
+	settings     bool // run the hooks .claude/settings.json gives, not hook
 }
 
 func main() {
@@ -51,6 +56,7 @@ func main() {
 	flag.StringVar(&a.transcript, "transcript", "", "transcript path (JSONL)")
 	flag.StringVar(&a.cwd, "cwd", "", "working directory (default: current)")
 	flag.BoolVar(&a.quiet, "quiet", false, "do not narrate")
+	flag.BoolVar(&a.settings, "settings", false, "run the hooks the project's .claude/settings.json configures, as Claude Code does, instead of --hook")
 	flag.Parse()
 	if a.session == "" || a.transcript == "" {
 		fmt.Fprintln(os.Stderr, "standin: --session and --transcript are required")
@@ -238,14 +244,52 @@ func (a *agent) fire(payload map[string]any) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("/bin/sh", "-c", a.hook)
-	cmd.Dir = a.cwd
-	cmd.Stdin = strings.NewReader(string(b))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("hook %s: %w", payload["hook_event_name"], err)
+	event, _ := payload["hook_event_name"].(string)
+	hooks := []string{a.hook}
+	if a.settings {
+		if hooks, err = settingsHooks(a.cwd, event); err != nil {
+			return err
+		}
+	}
+	for _, h := range hooks {
+		cmd := exec.Command("/bin/sh", "-c", h)
+		cmd.Dir = a.cwd
+		cmd.Stdin = strings.NewReader(string(b))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("hook %s: %w", event, err)
+		}
 	}
 	return nil
+}
+
+// settingsHooks are the commands the project's .claude/settings.json
+// gives for an event, as Claude Code reads them.
+func settingsHooks(dir, event string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, fmt.Errorf(".claude/settings.json: %w", err)
+	}
+	var cmds []string
+	for _, group := range cfg.Hooks[event] {
+		for _, h := range group.Hooks {
+			cmds = append(cmds, h.Command)
+		}
+	}
+	return cmds, nil
 }
 
 // write appends one transcript line, as the agent records its conversation.
