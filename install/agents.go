@@ -2,7 +2,6 @@ package install
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -120,37 +119,6 @@ func lookupAgent(name string) (agentSpec, error) {
 		}
 	}
 	return agentSpec{}, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(AgentNames(), ", "))
-}
-
-// DefaultAgents picks the agents to configure in a worktree: those whose
-// config directory is already there (.claude, .gemini, .codex, .cursor,
-// .github/hooks — not .github, which nearly every GitHub repository has),
-// or claude-code when there is none.
-func DefaultAgents(worktree string) []string {
-	return detectAgents(worktree, false)
-}
-
-// detectAgents is DefaultAgents for the project or the user level; at the
-// user level the marker is the directory holding the user config
-// (~/.claude, ~/.copilot, ...).
-func detectAgents(base string, user bool) []string {
-	var found []string
-	for _, s := range agentSpecs {
-		marker := s.marker
-		if user {
-			marker, _, _ = strings.Cut(s.user, "/")
-			if s.userMarker != "" {
-				marker = s.userMarker
-			}
-		}
-		if fi, err := os.Stat(filepath.Join(base, filepath.FromSlash(marker))); err == nil && fi.IsDir() {
-			found = append(found, s.name)
-		}
-	}
-	if len(found) == 0 {
-		return []string{"claude-code"}
-	}
-	return found
 }
 
 // hookCommand is what an agent runs through its shell (sh -c on Unix).
@@ -417,6 +385,49 @@ func (s agentSpec) status(root *node, bin string) (missing, stale []string) {
 		}
 	}
 	return missing, stale
+}
+
+// machinePaths lists the tether-hook paths our entries in a config name
+// (an install that wrote this machine's binary into them), sorted, each
+// once; none when they find tether-hook on PATH.
+func (s agentSpec) machinePaths(root *node) []string {
+	var paths []string
+	hooks := root.get("hooks")
+	for _, ev := range s.events {
+		arr := hooks.get(ev)
+		if arr == nil || arr.kind != arrayNode {
+			continue
+		}
+		for _, sl := range s.findOurs(arr) {
+			e := s.entryAt(arr, sl)
+			for _, k := range []string{"command", "bash"} {
+				if cmd, ok := e.get(k).str(); ok {
+					if p := guardedPath(cmd); p != "" && !slices.Contains(paths, p) {
+						paths = append(paths, p)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// guardedPath is the binary a hookCommand for an absolute path runs
+// ("[ -x PATH ] && exec PATH ..."), unquoted; "" for any other command.
+func guardedPath(cmd string) string {
+	rest, ok := strings.CutPrefix(cmd, "[ -x ")
+	if !ok {
+		return ""
+	}
+	q, _, ok := strings.Cut(rest, " ] && exec ")
+	if !ok {
+		return ""
+	}
+	if uq, ok := strings.CutPrefix(q, "'"); ok {
+		return strings.ReplaceAll(strings.TrimSuffix(uq, "'"), `'\''`, "'")
+	}
+	return q
 }
 
 func (s agentSpec) entryAt(arr *node, sl slot) *node {

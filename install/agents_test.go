@@ -2,6 +2,7 @@ package install
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,31 +271,59 @@ func TestStatus(t *testing.T) {
 	}
 }
 
-func TestDefaultAgents(t *testing.T) {
-	dir := t.TempDir()
-	if got := DefaultAgents(dir); !slices.Equal(got, []string{"claude-code"}) {
-		t.Errorf("no agent dirs: %v", got)
+// TestDetect: install finds the agents a user has where the user would
+// look: config directories in the project (not .github alone, which nearly
+// every GitHub repository has), homes in the user's directory (as the
+// agents' own variables move them), commands on PATH.
+func TestDetect(t *testing.T) {
+	setup(t)
+	dir, home, bin := newRepo(t), t.TempDir(), t.TempDir()
+	env := map[string]string{}
+	opts := Options{Dir: dir, Home: home, Getenv: func(k string) string { return env[k] },
+		LookPath: func(file string) (string, error) { return exec.LookPath(filepath.Join(bin, file)) }}
+	detected := func() string {
+		t.Helper()
+		ps, err := Detect(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Agent+": "+strings.Join(p.Where, ", "))
+		}
+		return strings.Join(out, "; ")
+	}
+	if got := detected(); got != "" {
+		t.Errorf("nothing anywhere: %q", got)
+	}
+	if names, err := Agents(opts); err != nil || !slices.Equal(names, []string{"claude-code"}) {
+		t.Errorf("with none found, install sets up %v (%v), want Claude Code", names, err)
 	}
 	for _, d := range []string{".github", ".cursor", ".gemini"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := DefaultAgents(dir); !slices.Equal(got, []string{"gemini", "cursor"}) {
-		t.Errorf("got %v: .github alone must not select copilot", got)
+	if got, want := detected(), "gemini: .gemini/ in the repository; cursor: .cursor/ in the repository"; got != want {
+		t.Errorf("project dirs: %q, want %q", got, want)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, ".github", "hooks"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{".codex-elsewhere", ".claude", ".copilot", ".config/opencode"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := DefaultAgents(dir); !slices.Equal(got, []string{"gemini", "cursor", "copilot"}) {
-		t.Errorf("got %v", got)
+	writeExec(t, filepath.Join(bin, "gemini"), "#!/bin/sh\n")
+	writeExec(t, filepath.Join(bin, "codex"), "#!/bin/sh\n")
+	if got, want := detected(), "claude-code: ~/.claude; gemini: .gemini/ in the repository, gemini on PATH; codex: codex on PATH; cursor: .cursor/ in the repository; copilot: ~/.copilot; opencode: ~/.config/opencode"; got != want {
+		t.Errorf("homes and commands:\n got %q\nwant %q", got, want)
 	}
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".copilot"), 0o755); err != nil {
-		t.Fatal(err)
+	env["CODEX_HOME"] = filepath.Join(home, ".codex-elsewhere")
+	env["XDG_CONFIG_HOME"] = filepath.Join(home, "xdg")
+	if got, want := detected(), "claude-code: ~/.claude; gemini: .gemini/ in the repository, gemini on PATH; codex: ~/.codex-elsewhere, codex on PATH; cursor: .cursor/ in the repository; copilot: ~/.copilot"; got != want {
+		t.Errorf("CODEX_HOME and XDG_CONFIG_HOME:\n got %q\nwant %q", got, want)
 	}
-	if got := detectAgents(home, true); !slices.Equal(got, []string{"copilot"}) {
-		t.Errorf("user level: %v", got)
+	if names, err := Agents(opts); err != nil || strings.Join(names, ",") != "claude-code,gemini,codex,cursor,copilot" {
+		t.Errorf("install sets up %v (%v), want the agents found", names, err)
 	}
 }
 
@@ -500,5 +529,37 @@ func containsAll(w, g *node) bool {
 		return true
 	default:
 		return canonical(w) == canonical(g)
+	}
+}
+
+// guardedPath reads back the binary an absolute-path entry runs, as
+// hookCommand wrote it; a command finding tether on PATH names none.
+func TestGuardedPath(t *testing.T) {
+	for bin, want := range map[string]string{
+		"/home/alice/.local/bin/tether-hook": "/home/alice/.local/bin/tether-hook",
+		"/opt/my tether/tether-hook":         "/opt/my tether/tether-hook",
+		"/opt/it's/tether-hook":              "/opt/it's/tether-hook",
+		"":                                   "",
+	} {
+		if got := guardedPath(hookCommand(bin, "claude-code", "Stop")); got != want {
+			t.Errorf("guardedPath(hookCommand(%q)) = %q, want %q", bin, got, want)
+		}
+	}
+	if got := guardedPath("my-own-hook --flag"); got != "" {
+		t.Errorf("a user's command: %q", got)
+	}
+}
+
+// An option for an agent the install leaves out is refused before
+// anything changes.
+func TestTrustWithoutCodex(t *testing.T) {
+	setup(t)
+	dir := newRepo(t)
+	_, err := Install(Options{Dir: dir, Home: t.TempDir(), Agents: []string{"claude-code"}, Trust: true})
+	if !errors.Is(err, ErrNotSetUp) || !strings.Contains(err.Error(), "add --agent codex") {
+		t.Fatalf("install --trust without Codex: %v", err)
+	}
+	if exists(filepath.Join(dir, ".claude")) || exists(filepath.Join(dir, ".git", "hooks", "post-commit")) {
+		t.Error("the refused install changed things")
 	}
 }

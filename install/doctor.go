@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func Check(opts Options) []Problem {
 		ps = append(ps, in.checkAgent(spec, fix)...)
 	}
 	if len(names) > 0 {
-		bins = append(bins, binaryUse{"tether-hook", opts.HookPath, "the agents' hooks"})
+		bins = append(bins, binaryUse{"tether-hook", in.hookPath(), "the agents' hooks"})
 	}
 	return append(ps, checkBinaries(bins, lookPath)...)
 }
@@ -97,7 +98,7 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 			return &Problem{What: s.husky + " has a damaged tether block", Detail: "the block's end line is missing; fix the file by hand, then run install again."}
 		case err != nil || !ok:
 			return &Problem{What: "husky " + h.name + " hook does not run " + h.program, Detail: s.husky, Fix: repair}
-		case content[start:end] != huskyBlock(h, in.opts.SweepPath):
+		case content[start:end] != huskyBlock(h, sharedPath):
 			return &Problem{What: "husky " + h.name + " hook runs an outdated tether block", Detail: s.husky, Fix: repair}
 		}
 		return nil
@@ -106,7 +107,7 @@ func (in *installer) checkHook(h gitHook, fix func(func(*installer) error) func(
 		if err == nil && runsHook(string(data), h) {
 			return nil
 		}
-		snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
+		snippet, then := frameworkSnippet(s.fwName, h, sharedPath)
 		detail := s.fwName + " manages the git hooks; add this to " + s.framework + ":\n" + snippet
 		if then != "" {
 			detail += "then run: " + then + "\n"
@@ -148,13 +149,21 @@ func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error)
 		return []Problem{{What: "cannot read " + spec.name + " hooks", Detail: path + ": " + err.Error()}}
 	}
 	var ps []Problem
-	missing, stale := spec.status(doc.root, in.opts.HookPath)
+	missing, stale := spec.status(doc.root, in.hookPath())
 	switch {
 	case len(missing) > 0:
 		ps = append(ps, Problem{
 			What:   spec.name + " hooks are missing for " + strings.Join(missing, ", "),
 			Detail: path,
 			Fix:    repair,
+		})
+	case len(stale) > 0 && !in.opts.User && len(spec.machinePaths(doc.root)) > 0:
+		// An install by an older tether, here or on a teammate's machine.
+		ps = append(ps, Problem{
+			What: spec.name + " hooks run tether-hook from " + strings.Join(spec.machinePaths(doc.root), ", ") + ", a path on one machine",
+			Detail: path + in.committed(path) + " is meant to be shared: a teammate who pulls it runs nothing there, or another binary. " +
+				"The fix writes commands that find tether-hook on PATH, the same on every machine.",
+			Fix: repair,
 		})
 	case len(stale) > 0:
 		ps = append(ps, Problem{
@@ -222,4 +231,45 @@ func checkBinary(name, abs string, lookPath func(string) (string, error), usedBy
 		}
 	}
 	return nil
+}
+
+// CheckPresent reports the agents present on this machine (Detect) that
+// tether records nowhere: not in setup (Check looks after those), not
+// declined (Setup.Declined), and no entries of ours in their project or
+// user config. Their sessions go unrecorded; the fix sets them up in the
+// project, as install --agent would.
+func CheckPresent(opts Options, setup Setup) []Problem {
+	in, err := newInstaller(opts)
+	if err != nil {
+		return []Problem{{What: "cannot look for the agents on this machine", Detail: err.Error()}}
+	}
+	var ps []Problem
+	for _, p := range in.detect() {
+		if slices.Contains(setup.Agents, p.Agent) || slices.Contains(setup.UserAgents, p.Agent) ||
+			slices.Contains(setup.Declined, p.Agent) || in.configured(p.Agent) {
+			continue
+		}
+		fixOpts := opts
+		fixOpts.User, fixOpts.NoGitHooks, fixOpts.Agents = false, true, []string{p.Agent}
+		ps = append(ps, Problem{
+			What: p.Agent + " is on this machine but not set up here",
+			Detail: fmt.Sprintf("found %s; its sessions in this repository are not recorded. Set it up with: tether-sweep install --agent %s (or, to stop this check, tether-sweep uninstall --agent %s)",
+				strings.Join(p.Where, ", "), p.Agent, p.Agent),
+			Fix: func() error { _, err := Install(fixOpts); return err },
+		})
+	}
+	return ps
+}
+
+// committed says " (committed)" when git tracks path: a fix to it is for
+// the whole team, and is committed too.
+func (in *installer) committed(path string) string {
+	rel, err := filepath.Rel(in.repo.top, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	if _, err := git(in.repo.top, "ls-files", "--error-unmatch", "--", filepath.ToSlash(rel)); err != nil {
+		return ""
+	}
+	return " (committed)"
 }

@@ -11,7 +11,8 @@ import (
 // Check looks for the binaries where the installed hooks look for them: the
 // git hooks run tether-hook (post-commit) and tether-sweep (pre-push, and
 // post-commit through tether-hook), both beside SweepPath or on PATH; the
-// agents' hooks run tether-hook at HookPath or on PATH. A binary missing
+// agents' hooks run tether-hook on PATH (the project's configs are shared),
+// or at HookPath (the user's, at user level). A binary missing
 // from one place is reported once, naming every hook that looks there.
 func TestCheckBinaries(t *testing.T) {
 	lookIn := func(names ...string) func(string) (string, error) {
@@ -49,18 +50,23 @@ func TestCheckBinaries(t *testing.T) {
 		{name: "agents only", opts: Options{Agents: []string{"claude-code"}, NoGitHooks: true}, onPath: []string{"tether-sweep"}, want: []problem{
 			{"tether-hook is not on PATH", "the agents' hooks run it and find it on PATH"},
 		}},
-		{name: "beside tether-sweep", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(both, "tether-sweep"), HookPath: in(both, "tether-hook")}},
+		// The project's agent configs are shared: they look on PATH.
+		{name: "beside tether-sweep", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(both, "tether-sweep"), HookPath: in(both, "tether-hook")}, onPath: []string{"tether-hook"}},
 		// The git hooks do not look on PATH then.
 		{name: "tether-hook not beside tether-sweep", opts: Options{Agents: []string{}, SweepPath: in(sweepOnly, "tether-sweep")}, onPath: []string{"tether-hook", "tether-sweep"}, want: []problem{
 			{"tether-hook is missing from " + in(sweepOnly, "tether-hook"), "the git hooks run it from there"},
 		}},
-		{name: "tether-hook missing for both", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(sweepOnly, "tether-sweep"), HookPath: in(sweepOnly, "tether-hook")}, want: []problem{
+		{name: "tether-hook missing beside tether-sweep and from PATH", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(sweepOnly, "tether-sweep"), HookPath: in(sweepOnly, "tether-hook")}, want: []problem{
+			{"tether-hook is missing from " + in(sweepOnly, "tether-hook"), "the git hooks run it from there"},
+			{"tether-hook is not on PATH", "the agents' hooks run it and find it on PATH"},
+		}},
+		{name: "user level: the agents run it beside tether-sweep too", opts: Options{Agents: []string{"claude-code"}, User: true, Home: t.TempDir(), SweepPath: in(sweepOnly, "tether-sweep"), HookPath: in(sweepOnly, "tether-hook")}, want: []problem{
 			{"tether-hook is missing from " + in(sweepOnly, "tether-hook"), "the git hooks and the agents' hooks run it from there"},
 		}},
-		{name: "tether-sweep gone", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(hookOnly, "tether-sweep"), HookPath: in(hookOnly, "tether-hook")}, want: []problem{
+		{name: "tether-sweep gone", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(hookOnly, "tether-sweep"), HookPath: in(hookOnly, "tether-hook")}, onPath: []string{"tether-hook"}, want: []problem{
 			{"tether-sweep is missing from " + in(hookOnly, "tether-sweep"), "the git hooks run it from there"},
 		}},
-		{name: "all gone", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(empty, "tether-sweep"), HookPath: in(both, "tether-hook")}, want: []problem{
+		{name: "all gone", opts: Options{Agents: []string{"claude-code"}, SweepPath: in(empty, "tether-sweep"), HookPath: in(both, "tether-hook")}, onPath: []string{"tether-hook"}, want: []problem{
 			{"tether-sweep is missing from " + in(empty, "tether-sweep"), "the git hooks run it from there"},
 			{"tether-hook is missing from " + in(empty, "tether-hook"), "the git hooks run it from there"},
 		}},

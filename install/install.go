@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tetherdev/tether/internal/durable"
@@ -24,8 +25,9 @@ type Options struct {
 	// ...) instead of the project's.
 	User bool
 	// Agents picks the agents to configure, by tether-hook's names for them
-	// (see AgentNames). nil means DefaultAgents for Install and Check, and
-	// every agent for Uninstall; an empty, non-nil slice means none.
+	// (see AgentNames). nil means the agents present on this machine
+	// (Detect, else Claude Code) for Install and Check, and every agent for
+	// Uninstall; an empty, non-nil slice means none.
 	Agents []string
 	// Push installs the pre-push hook too.
 	Push bool
@@ -83,6 +85,21 @@ type Result struct {
 	Changes []Change
 	Manual  []Manual
 	Notes   []string // things the user should know, one message each
+	// Agents are the agents this run set up (or removed).
+	Agents []string
+	// Chosen: Options.Agents named them. Otherwise Install set up the
+	// agents Found, or Claude Code when none was.
+	Chosen bool
+	// Found are the agents present on this machine, and where each was
+	// seen (Detect); for Install only.
+	Found []Presence
+	// Unset are agents Found that neither this run nor an earlier one set
+	// up, at either level: install says how to add them.
+	Unset []string
+	// Commit are the files of the repository install wrote that git does
+	// not have as they are now: what a team commits so that teammates'
+	// agents record too (relative to the top of the work tree).
+	Commit []string
 }
 
 // Install sets up the git hooks, notes.rewriteRef and the agents' hook
@@ -94,16 +111,20 @@ func Install(opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	names, err := in.agentNames(false)
+	if err != nil {
+		return Result{}, err
+	}
+	found := in.detect()
+	if err := in.checkOptions(names, found); err != nil {
+		return Result{}, err
+	}
 	var errs []error
 	if !opts.NoGitHooks {
 		for _, h := range in.gitHooks() {
 			errs = append(errs, in.installHook(h))
 		}
 		errs = append(errs, in.installRewriteRef())
-	}
-	names, err := in.agentNames(false)
-	if err != nil {
-		return in.res, err
 	}
 	var done []string
 	for _, name := range names {
@@ -114,8 +135,130 @@ func Install(opts Options) (Result, error) {
 		}
 		done = append(done, name)
 	}
-	errs = append(errs, in.record(func(s *Setup) { s.installed(opts, done) }))
+	in.res.Agents, in.res.Chosen, in.res.Found = done, opts.Agents != nil, found
+	for _, p := range found {
+		if !slices.Contains(names, p.Agent) && !in.configured(p.Agent) {
+			in.res.Unset = append(in.res.Unset, p.Agent)
+		}
+	}
+	if !opts.User && len(done) > 0 {
+		in.notePath()
+	}
+	in.res.Commit = in.toCommit()
+	errs = append(errs, in.record(func(s *Setup) { s.installed(opts, done, in.res.Unset) }))
 	return in.res, errors.Join(errs...)
+}
+
+// checkOptions refuses options that concern an agent this install does not
+// set up, before anything changes: they would do nothing, silently.
+func (in *installer) checkOptions(names []string, found []Presence) error {
+	if !in.opts.Trust || slices.Contains(names, "codex") {
+		return nil
+	}
+	why := "this install does not set up Codex"
+	if !slices.ContainsFunc(found, func(p Presence) bool { return p.Agent == "codex" }) {
+		why += " (it is not on this machine: no .codex/ in the repository, no ~/.codex, no codex on PATH)"
+	}
+	return fmt.Errorf("%w: --trust is for Codex's hooks, and %s; add --agent codex to set it up", ErrNotSetUp, why)
+}
+
+// ErrNotSetUp marks an option given for an agent the install leaves out.
+var ErrNotSetUp = errors.New("option for an agent not set up")
+
+// sharedPath is the path of tether's binaries in what a team commits
+// (husky's hooks, lefthook's and pre-commit's configs): none, since each
+// teammate keeps them elsewhere; they are found on PATH.
+const sharedPath = ""
+
+// hookPath is the tether-hook the agents' configs at this level run: the
+// project's configs are shared (committed, pulled by teammates who keep
+// tether elsewhere), so they find tether-hook on PATH, and do nothing
+// where it is absent; a user's own configs may name this machine's binary.
+func (in *installer) hookPath() string {
+	if in.opts.User {
+		return in.opts.HookPath
+	}
+	return ""
+}
+
+// notePath tells the user when the project's agent configs will not find
+// tether-hook, which they look for on PATH.
+func (in *installer) notePath() {
+	if _, err := in.lookPath(hookBinary); err == nil {
+		return
+	}
+	dir := "the directory that holds it"
+	if in.opts.HookPath != "" {
+		dir = filepath.Dir(in.opts.HookPath)
+	}
+	in.note("tether-hook is not on your PATH, and the agents' hooks in this repository look for it there: until it is, they record nothing. Add %s to PATH.", dir)
+}
+
+// toCommit lists the files of the work tree this run wrote (agent configs,
+// husky's hooks) that git shows as new or changed; none it ignores.
+func (in *installer) toCommit() []string {
+	var paths []string
+	for _, c := range in.res.Changes {
+		rel, err := filepath.Rel(in.repo.top, c.Path)
+		if err != nil || !filepath.IsLocal(rel) || isUnder(c.Path, in.repo.common) || c.Action == Removed {
+			continue
+		}
+		paths = append(paths, filepath.ToSlash(rel))
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	out, err := git(in.repo.top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}, paths...)...)
+	if err != nil {
+		return nil // a listing for people: without git's view, none
+	}
+	var commit []string
+	for rec := range strings.SplitSeq(out, "\x00") {
+		if len(rec) > 3 {
+			commit = append(commit, rec[3:])
+		}
+	}
+	slices.Sort(commit)
+	return commit
+}
+
+// isUnder tells whether p is dir or inside it, symlinks resolved.
+func isUnder(p, dir string) bool {
+	rel, err := filepath.Rel(resolved(dir), resolved(p))
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// configured tells whether an agent has tether's entries in its project or
+// user-level config, whoever put them there.
+func (in *installer) configured(name string) bool {
+	spec, err := lookupAgent(name)
+	if err != nil {
+		return false
+	}
+	for _, user := range []bool{false, true} {
+		if user && in.opts.Home == "" {
+			continue
+		}
+		path, _ := in.agentConfigAt(spec, user)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if spec.layout == plugin {
+			if isOurPlugin(data) {
+				return true
+			}
+			continue
+		}
+		doc, err := parseDocument(data)
+		if err != nil {
+			continue
+		}
+		if missing, _ := spec.status(doc.root, ""); len(missing) < len(spec.events) {
+			return true
+		}
+	}
+	return false
 }
 
 // Uninstall removes what Install added: our git hooks (putting back the
@@ -153,6 +296,7 @@ func Uninstall(opts Options) (Result, error) {
 		}
 		done = append(done, name)
 	}
+	in.res.Agents, in.res.Chosen = done, opts.Agents != nil
 	errs = append(errs, in.record(func(s *Setup) { s.uninstalled(opts, done) }))
 	return in.res, errors.Join(errs...)
 }
@@ -196,7 +340,8 @@ func (in *installer) gitHooks() []gitHook {
 }
 
 // agentNames resolves Options.Agents; all means every agent rather than the
-// detected ones (for uninstall).
+// detected ones (for uninstall). Detected: the agents present on this
+// machine (Detect), or Claude Code when there is none.
 func (in *installer) agentNames(all bool) ([]string, error) {
 	switch {
 	case in.opts.Agents != nil:
@@ -208,11 +353,20 @@ func (in *installer) agentNames(all bool) ([]string, error) {
 		return in.opts.Agents, nil
 	case all:
 		return AgentNames(), nil
-	case in.opts.User:
-		return detectAgents(in.opts.Home, true), nil
-	default:
-		return detectAgents(in.repo.top, false), nil
 	}
+	if found := names(in.detect()); len(found) > 0 {
+		return found, nil
+	}
+	return []string{"claude-code"}, nil
+}
+
+// Agents are the agents Install (and Check) would configure with opts.
+func Agents(opts Options) ([]string, error) {
+	in, err := newInstaller(opts)
+	if err != nil {
+		return nil, err
+	}
+	return in.agentNames(false)
 }
 
 // hookSetup is how a git hook reaches tether in this repository.
@@ -269,7 +423,7 @@ func (in *installer) installHook(h gitHook) error {
 			return fmt.Errorf("read %s: %w", s.framework, err)
 		}
 		if !runsHook(string(data), h) {
-			snippet, then := frameworkSnippet(s.fwName, h, in.opts.SweepPath)
+			snippet, then := frameworkSnippet(s.fwName, h, sharedPath)
 			in.res.Manual = append(in.res.Manual, Manual{File: s.framework, Hook: h.name, Snippet: snippet, Then: then})
 		}
 		return nil
@@ -521,7 +675,7 @@ func (in *installer) undoFile(manifestPath, path, what string, undo func(cur []b
 }
 
 func (in *installer) installHusky(h gitHook, path string) error {
-	block := huskyBlock(h, in.opts.SweepPath)
+	block := huskyBlock(h, sharedPath)
 	return in.editFile(projectManifest(in.repo), path, "husky "+h.name+" hook", 0o755, func(cur []byte, existed bool) ([]byte, error) {
 		content := string(cur)
 		if !existed {
@@ -552,7 +706,12 @@ func (in *installer) uninstallHusky(h gitHook, path string) error {
 // agentConfig is where an agent's hook config goes, and the manifest that
 // records it.
 func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
-	if in.opts.User {
+	return in.agentConfigAt(spec, in.opts.User)
+}
+
+// agentConfigAt is agentConfig at the user level or the project's.
+func (in *installer) agentConfigAt(spec agentSpec, user bool) (path, manifestPath string) {
+	if user {
 		if spec.layout == plugin {
 			// OpenCode finds its user config as the XDG spec says.
 			rel := filepath.FromSlash(strings.TrimPrefix(spec.user, ".config/"))
@@ -575,7 +734,7 @@ func (in *installer) installAgent(spec agentSpec) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := spec.merge(doc.root, in.opts.HookPath); err != nil {
+		if err := spec.merge(doc.root, in.hookPath()); err != nil {
 			return nil, err
 		}
 		disabled = spec.enableFlag && hooksDisabled(doc.root)

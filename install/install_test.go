@@ -902,7 +902,13 @@ func TestCheckAndFix(t *testing.T) {
 	writeExec(t, hook, old)
 	prePush := filepath.Join(dir, ".git", "hooks", "pre-push")
 	writeExec(t, prePush, foreignPostCommit)
-	opts.HookPath = "/new/place/tether-hook"
+	opts.SweepPath = "/new/place/tether-sweep"
+	// A teammate's older tether wrote their machine's binary into the
+	// shared config, and it was committed.
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	writeFile(t, settings, merged(t, spec(t, "claude-code"), readFile(t, settings), "/home/alice/.local/bin/tether-hook"))
+	run(t, dir, "git", "add", ".claude/settings.json")
+	run(t, dir, "git", "commit", "-q", "-m", "tether for claude")
 
 	whats = nil
 	ps = Check(opts)
@@ -912,20 +918,26 @@ func TestCheckAndFix(t *testing.T) {
 	want = []string{
 		"git post-commit hook is out of date",
 		"git pre-push hook is not tether's",
-		"claude-code hooks are out of date for SessionStart, UserPromptSubmit, Stop, StopFailure, SessionEnd",
-		"cursor hooks are out of date for sessionStart, beforeSubmitPrompt, stop, sessionEnd",
+		"claude-code hooks run tether-hook from /home/alice/.local/bin/tether-hook, a path on one machine",
+		"tether-sweep is missing from /new/place/tether-sweep",
 		"tether-hook is missing from /new/place/tether-hook",
 	}
 	if !slices.Equal(whats, want) {
 		t.Fatalf("problems:\n%s\nwant\n%s", strings.Join(whats, "\n"), strings.Join(want, "\n"))
 	}
+	if d := ps[2].Detail; !strings.HasPrefix(d, settings+" (committed) is meant to be shared") {
+		t.Errorf("the machine path's detail: %q", d)
+	}
 	fixAll(t, ps)
 	if got := readFile(t, prePush+backupSuffix); got != foreignPostCommit {
 		t.Errorf("fix did not chain the foreign pre-push hook: %q", got)
 	}
+	if strings.Contains(readFile(t, settings), "alice") {
+		t.Errorf("the fix left the machine path in:\n%s", readFile(t, settings))
+	}
 	ps = Check(opts)
-	if len(ps) != 1 || ps[0].Fix != nil {
-		t.Errorf("after fixing, only the missing binary should remain: %+v", ps)
+	if len(ps) != 2 || ps[0].Fix != nil || ps[1].Fix != nil {
+		t.Errorf("after fixing, only the missing binaries should remain: %+v", ps)
 	}
 }
 
@@ -955,8 +967,8 @@ func TestOptionsAreChecked(t *testing.T) {
 		if _, err := Install(opts); err == nil {
 			t.Errorf("Install(%+v) succeeded", opts)
 		}
-		if ps := Check(opts); len(ps) == 0 || ps[0].Fix != nil {
-			t.Errorf("Check(%+v) = %+v", opts, ps)
+		if ps := Check(opts); !slices.ContainsFunc(ps, func(p Problem) bool { return p.Fix == nil }) {
+			t.Errorf("Check(%+v) = %+v, want a problem only the user can fix", opts, ps)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (in *installer) installPlugin(path, manifestPath string) error {
 		if existed && !isOurPlugin(cur) {
 			return nil, fmt.Errorf("the file is not tether's plugin; move it aside and install again")
 		}
-		return opencodePlugin(in.opts.HookPath), nil
+		return opencodePlugin(in.hookPath()), nil
 	})
 }
 
@@ -77,7 +77,7 @@ func (in *installer) checkPlugin(path string, repair func() error) []Problem {
 		return []Problem{{What: "opencode plugin cannot be read", Detail: err.Error() + "; OpenCode cannot load it either."}}
 	case !isOurPlugin(data):
 		return []Problem{{What: "opencode plugin is not tether's", Detail: path + " holds something else; move it aside and install again."}}
-	case !bytes.Equal(data, opencodePlugin(in.opts.HookPath)):
+	case !bytes.Equal(data, opencodePlugin(in.hookPath())):
 		return []Problem{{What: "opencode plugin is out of date", Detail: path, Fix: repair}}
 	}
 	return nil

@@ -14,10 +14,14 @@ type Setup struct {
 	Push       bool     `json:"push,omitempty"`        // the pre-push hook too
 	Agents     []string `json:"agents,omitempty"`      // agents configured in the project
 	UserAgents []string `json:"user_agents,omitempty"` // agents configured at user level
+	// Declined are agents the user chose not to have set up: present but
+	// left out of an install's --agent, or removed by uninstall. Doctor
+	// does not ask for them; an install that sets one up takes it back.
+	Declined []string `json:"declined,omitempty"`
 }
 
 func (s *Setup) empty() bool {
-	return !s.GitHooks && !s.Push && len(s.Agents) == 0 && len(s.UserAgents) == 0
+	return !s.GitHooks && !s.Push && len(s.Agents) == 0 && len(s.UserAgents) == 0 && len(s.Declined) == 0
 }
 
 // level is the list of agents configured at the level opts installs to.
@@ -29,23 +33,38 @@ func (s *Setup) level(opts Options) *[]string {
 }
 
 // installed records an Install with opts that configured agents.
-func (s *Setup) installed(opts Options, agents []string) {
+// unset are the agents present that it did not set up (Result.Unset): an
+// install that named its agents declines them.
+func (s *Setup) installed(opts Options, agents, unset []string) {
 	if !opts.NoGitHooks {
 		s.GitHooks = true
 		s.Push = s.Push || opts.Push
 	}
 	l := s.level(opts)
-	for _, a := range agents {
-		if !slices.Contains(*l, a) {
-			*l = append(*l, a)
-		}
+	*l = union(*l, agents)
+	s.Declined = slices.DeleteFunc(s.Declined, func(a string) bool { return slices.Contains(agents, a) })
+	if opts.Agents != nil {
+		s.Declined = union(s.Declined, unset)
 	}
-	slices.Sort(*l)
+	if len(s.Declined) == 0 {
+		s.Declined = nil
+	}
 }
 
-// uninstalled records an Uninstall with opts that removed agents. The git
-// hooks go only with a project-level uninstall: --user is about the
-// user's own configs.
+// union adds to list what it lacks of more, sorted.
+func union(list, more []string) []string {
+	for _, a := range more {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	slices.Sort(list)
+	return list
+}
+
+// uninstalled records an Uninstall with opts that removed agents, which
+// are declined from then on. The git hooks go only with a project-level
+// uninstall: --user is about the user's own configs.
 func (s *Setup) uninstalled(opts Options, agents []string) {
 	if !opts.NoGitHooks && !opts.User {
 		s.GitHooks, s.Push = false, false
@@ -54,6 +73,10 @@ func (s *Setup) uninstalled(opts Options, agents []string) {
 	*l = slices.DeleteFunc(*l, func(a string) bool { return slices.Contains(agents, a) })
 	if len(*l) == 0 {
 		*l = nil
+	}
+	s.Declined = union(s.Declined, agents)
+	if !s.GitHooks && len(s.Agents) == 0 && len(s.UserAgents) == 0 {
+		s.Declined = nil // nothing left installed, nothing to decline
 	}
 }
 

@@ -13,6 +13,7 @@ func TestSetupRecord(t *testing.T) {
 		uninstall bool
 		opts      Options
 		agents    []string
+		unset     []string // present, not set up
 	}
 	for _, tc := range []struct {
 		name  string
@@ -26,14 +27,24 @@ func TestSetupRecord(t *testing.T) {
 			{opts: Options{NoGitHooks: true}, agents: []string{"claude-code", "cursor"}},
 			{opts: Options{User: true, NoGitHooks: true}, agents: []string{"gemini"}},
 		}, Setup{GitHooks: true, Push: true, Agents: []string{"claude-code", "cursor"}, UserAgents: []string{"gemini"}}},
-		{"uninstall --user keeps the git hooks", []step{
+		{"uninstall --user keeps the git hooks, and declines what it removed", []step{
 			{opts: Options{User: true}, agents: []string{"gemini"}},
 			{uninstall: true, opts: Options{User: true}, agents: []string{"gemini"}},
-		}, Setup{GitHooks: true}},
-		{"uninstall of one agent", []step{
+		}, Setup{GitHooks: true, Declined: []string{"gemini"}}},
+		{"uninstall of one agent declines it", []step{
 			{opts: Options{}, agents: []string{"claude-code", "codex"}},
-			{uninstall: true, opts: Options{NoGitHooks: true}, agents: []string{"codex"}},
+			{uninstall: true, opts: Options{NoGitHooks: true, Agents: []string{"codex"}}, agents: []string{"codex"}},
+		}, Setup{GitHooks: true, Agents: []string{"claude-code"}, Declined: []string{"codex"}}},
+		{"agents named: those present and left out are declined", []step{
+			{opts: Options{Agents: []string{"claude-code"}}, agents: []string{"claude-code"}, unset: []string{"codex", "gemini"}},
+		}, Setup{GitHooks: true, Agents: []string{"claude-code"}, Declined: []string{"codex", "gemini"}}},
+		{"agents found: none declined", []step{
+			{opts: Options{}, agents: []string{"claude-code"}, unset: []string{"codex"}},
 		}, Setup{GitHooks: true, Agents: []string{"claude-code"}}},
+		{"setting up a declined agent takes it back", []step{
+			{opts: Options{Agents: []string{"claude-code"}}, agents: []string{"claude-code"}, unset: []string{"codex", "gemini"}},
+			{opts: Options{Agents: []string{"codex"}}, agents: []string{"codex"}},
+		}, Setup{GitHooks: true, Agents: []string{"claude-code", "codex"}, Declined: []string{"gemini"}}},
 		{"full uninstall", []step{
 			{opts: Options{Push: true}, agents: []string{"claude-code"}},
 			{uninstall: true, opts: Options{}, agents: []string{"claude-code"}},
@@ -45,7 +56,7 @@ func TestSetupRecord(t *testing.T) {
 				if st.uninstall {
 					s.uninstalled(st.opts, st.agents)
 				} else {
-					s.installed(st.opts, st.agents)
+					s.installed(st.opts, st.agents, st.unset)
 				}
 			}
 			if !reflect.DeepEqual(s, tc.want) {

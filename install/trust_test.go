@@ -105,11 +105,14 @@ func TestCodexTrust(t *testing.T) {
 	if _, err := Install(opts); err != nil || readFile(t, cfgPath) != cfg {
 		t.Errorf("second install --trust changed config.toml (%v)", err)
 	}
-	moved := opts
-	moved.HookPath = hookExe(t)
-	if probs := Check(moved); len(probs) != 1 || !strings.Contains(probs[0].What, "out of date") {
-		t.Errorf("doctor with another hook path: %+v; want the stale entries", probs)
+	// An older tether's entries, naming this machine's binary: doctor
+	// finds them, and install rewrites them and renews their trust.
+	hooksFile := filepath.Join(dir, ".codex", "hooks.json")
+	writeFile(t, hooksFile, merged(t, spec(t, "codex"), readFile(t, hooksFile), hookExe(t)))
+	if probs := Check(opts); len(probs) != 2 || !strings.Contains(probs[0].What, "a path on one machine") || !strings.Contains(probs[1].What, "Codex will skip 5") {
+		t.Errorf("doctor with the old entries: %+v; want them, and their trust missing", probs)
 	}
+	moved := opts
 	if _, err := Install(moved); err != nil {
 		t.Fatal(err)
 	}

@@ -126,19 +126,32 @@ func (a *app) doctor(opts install.Options, picked, fix, asJSON bool) error {
 	defer w.store.Close()
 	// Check what install did, as recorded, unless flags picked a setup.
 	checks := []install.Options{opts}
+	setup, recorded, err := install.Recorded(a.dir)
+	if err != nil {
+		return err
+	}
 	if !picked {
-		setup, ok, err := install.Recorded(a.dir)
-		switch {
-		case err != nil:
-			return err
-		case ok:
+		checks = nil
+		if recorded {
 			checks = setup.Options(opts)
-		default:
-			checks = nil
 		}
 	}
+	if opts.Trust {
+		if err := trustNeedsCodex(checks); err != nil {
+			return err
+		}
+	}
+	diagnose := func() ([]problem, verdicts) {
+		probs, sessions := a.diagnose(w, checks, time.Now())
+		if checks != nil {
+			for _, p := range install.CheckPresent(opts, setup) {
+				probs = append(probs, problem{What: p.What, Detail: p.Detail, Fixable: p.Fix != nil, fix: p.Fix})
+			}
+		}
+		return probs, sessions
+	}
 
-	probs, sessions := a.diagnose(w, checks, time.Now())
+	probs, sessions := diagnose()
 	var out doctorJSON
 	if fix {
 		for _, p := range probs {
@@ -151,7 +164,7 @@ func (a *app) doctor(opts install.Options, picked, fix, asJSON bool) error {
 			}
 			out.Fixed = append(out.Fixed, p.What)
 		}
-		probs, sessions = a.diagnose(w, checks, time.Now())
+		probs, sessions = diagnose()
 	}
 	out.Problems, out.Sessions = probs, sessions
 	if out.Problems == nil {
@@ -438,4 +451,15 @@ func printDoctor(w io.Writer, out doctorJSON, fixing bool) {
 	default:
 		fmt.Fprintf(w, "%s\n", count(len(out.Problems), "problem", "problems"))
 	}
+}
+
+// trustNeedsCodex refuses --trust when none of the setups doctor checks
+// has Codex: it would trust nothing, silently.
+func trustNeedsCodex(checks []install.Options) error {
+	for _, o := range checks {
+		if names, err := install.Agents(o); err == nil && slices.Contains(names, "codex") {
+			return nil
+		}
+	}
+	return usagef("--trust is for Codex's hooks, and Codex is not set up here; set it up with: tether-sweep install --agent codex --trust")
 }

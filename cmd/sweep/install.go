@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,7 +57,11 @@ what was there before. Checkpoints, notes and recorded sessions stay.`,
 				if opts.User {
 					where = "in your user-level agent configs"
 				}
-				fmt.Fprintf(a.stdout, "nothing to remove: tether is not installed %s\n", where)
+				if res.Chosen {
+					fmt.Fprintf(a.stdout, "nothing to remove: tether does not record %s %s; doctor will not ask to set it up\n", strings.Join(res.Agents, ", "), where)
+				} else {
+					fmt.Fprintf(a.stdout, "nothing to remove: tether is not installed %s\n", where)
+				}
 			}
 			return err
 		},
@@ -75,7 +81,10 @@ func (a *app) runSetup(c *cobra.Command, f installFlags, op func(install.Options
 		return opts, install.Result{}, err // not a repository: say so plainly, not in git's words
 	}
 	res, err := op(opts)
-	printInstallResult(a, res)
+	if errors.Is(err, install.ErrNotSetUp) {
+		return opts, res, usageError{err.Error()}
+	}
+	printInstallResult(a, res, c.Name() == "install")
 	return opts, res, err
 }
 
@@ -165,7 +174,7 @@ func siblingBinaries() (hook, sweep string) {
 	return hook, exe
 }
 
-func printInstallResult(a *app, res install.Result) {
+func printInstallResult(a *app, res install.Result, installing bool) {
 	for _, c := range res.Changes {
 		if c.Action == install.Unchanged {
 			fmt.Fprintf(a.stdout, "  unchanged  %s (%s)\n", c.What, c.Path)
@@ -179,8 +188,55 @@ func printInstallResult(a *app, res install.Result) {
 			fmt.Fprintf(a.stdout, "then run: %s\n", m.Then)
 		}
 	}
+	if installing {
+		printAgents(a.stdout, res)
+	}
+	if len(res.Commit) > 0 {
+		fmt.Fprintf(a.stdout, "commit %s: teammates who install tether then record too (the hooks find tether-hook on PATH, and do nothing where it is absent)\n", strings.Join(res.Commit, " "))
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(a.stdout, "note: %s\n", n)
+	}
+}
+
+// printAgents says which agents install set up and why, which it found
+// and left, and how to add one.
+func printAgents(w io.Writer, res install.Result) {
+	if len(res.Agents) == 0 && len(res.Found) == 0 {
+		return
+	}
+	where := map[string]string{}
+	for _, p := range res.Found {
+		where[p.Agent] = strings.Join(p.Where, ", ")
+	}
+	var set []string
+	for _, ag := range res.Agents {
+		if wh := where[ag]; wh != "" {
+			ag += " (" + wh + ")"
+		}
+		set = append(set, ag)
+	}
+	switch {
+	case res.Chosen && len(set) > 0:
+		fmt.Fprintf(w, "agents set up, as asked: %s\n", strings.Join(set, ", "))
+	case len(res.Found) > 0:
+		fmt.Fprintf(w, "agents found on this machine, set up: %s\n", strings.Join(set, ", "))
+	case len(set) > 0:
+		fmt.Fprintf(w, "no coding agent found on this machine (no config directory, none on PATH): set up %s; pick others with --agent\n", strings.Join(set, ", "))
+	}
+	for _, ag := range res.Unset {
+		fmt.Fprintf(w, "also on this machine, not set up: %s (%s); add it with: tether-sweep install --agent %s\n", ag, where[ag], ag)
+	}
+	if !res.Chosen && len(res.Found) > 0 {
+		var absent []string
+		for _, ag := range install.AgentNames() {
+			if where[ag] == "" && !slices.Contains(res.Agents, ag) {
+				absent = append(absent, ag)
+			}
+		}
+		if len(absent) > 0 {
+			fmt.Fprintf(w, "not found, so not set up: %s; add one anyway with: tether-sweep install --agent NAME\n", strings.Join(absent, ", "))
+		}
 	}
 }
 
