@@ -100,6 +100,9 @@ type Result struct {
 	// not have as they are now: what a team commits so that teammates'
 	// agents record too (relative to the top of the work tree).
 	Commit []string
+	// Personal are the other files it created or changed: this clone's
+	// (git hooks, git config) or this user's, never committed.
+	Personal []string
 }
 
 // Install sets up the git hooks, notes.rewriteRef and the agents' hook
@@ -145,6 +148,13 @@ func Install(opts Options) (Result, error) {
 		in.notePath()
 	}
 	in.res.Commit = in.toCommit()
+	for _, c := range in.res.Changes {
+		rel, err := filepath.Rel(in.repo.top, c.Path)
+		shared := err == nil && slices.Contains(in.res.Commit, filepath.ToSlash(rel))
+		if !shared && (c.Action == Created || c.Action == Updated) && !slices.Contains(in.res.Personal, c.Path) {
+			in.res.Personal = append(in.res.Personal, c.Path)
+		}
+	}
 	errs = append(errs, in.record(func(s *Setup) { s.installed(opts, done, in.res.Unset) }))
 	return in.res, errors.Join(errs...)
 }

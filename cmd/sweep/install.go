@@ -194,6 +194,9 @@ func printInstallResult(a *app, res install.Result, installing bool) {
 	if len(res.Commit) > 0 {
 		fmt.Fprintf(a.stdout, "commit %s: teammates who install tether then record too (the hooks find tether-hook on PATH, and do nothing where it is absent)\n", strings.Join(res.Commit, " "))
 	}
+	if installing && len(res.Personal) > 0 {
+		fmt.Fprintf(a.stdout, "yours alone, never committed: %s (each clone runs tether-sweep install once)\n", strings.Join(res.Personal, " "))
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(a.stdout, "note: %s\n", n)
 	}
