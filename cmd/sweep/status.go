@@ -42,24 +42,25 @@ owner process, liveness and why, its turns with their prompts, checkpoints,
 linked issue and pull request, and how it ended.
 
 Columns (on a narrow terminal the least useful go first):
-  SESSION      the session's ID, cut as short as still names it
-  AGENT        the coding agent running the session
-  PHASE        active (a turn is running), idle (between turns) or ended
-  LIVENESS     the agent's process: alive; exited (gone between turns or as
-               the session ended); died (gone with a turn cut short); unknown
-               (on another host or in another PID namespace: never taken for
-               dead)
-  TURNS        how many prompts the session was given
-  LAST ACTIVE  when the agent last did something
-  BRANCH       the branch checked out in the session's worktree
-  PENDING      turns not saved in a checkpoint yet: saved at the next commit
-               in the session's worktree, or when the session ends
-  END          how it ended: ended by the agent, exited, killed mid-turn
-               (its process went away during a turn), stopped mid-turn (the
-               agent ended it during a turn: Ctrl-C), given up (no sign of
-               life for --stale-after), ended on GitHub, ended by hand
-  LINK         the GitHub issue and pull request it is linked to
-  LAST PROMPT  what it was asked last`,
+
+    SESSION      the session's ID, cut as short as still names it
+    AGENT        the coding agent running the session
+    PHASE        active (a turn is running), idle (between turns) or ended
+    LIVENESS     the agent's process: alive; exited (gone between turns or as
+                 the session ended); died (gone with a turn cut short); unknown
+                 (on another host or in another PID namespace: never taken for
+                 dead)
+    TURNS        how many prompts the session was given
+    LAST ACTIVE  when the agent last did something
+    BRANCH       the branch checked out in the session's worktree
+    PENDING      turns not saved in a checkpoint yet: saved at the next commit
+                 in the session's worktree, or when the session ends
+    END          how it ended: ended by the agent, exited, killed mid-turn
+                 (its process went away during a turn), stopped mid-turn (the
+                 agent ended it during a turn: Ctrl-C), given up (no sign of
+                 life for --stale-after), ended on GitHub, ended by hand
+    LINK         the GitHub issue and pull request it is linked to
+    LAST PROMPT  what it was asked last`,
 		Example: `  tether-sweep status
   tether-sweep status --all
   tether-sweep status 3f2a9c1e
