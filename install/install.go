@@ -722,12 +722,14 @@ func (in *installer) agentConfig(spec agentSpec) (path, manifestPath string) {
 // agentConfigAt is agentConfig at the user level or the project's.
 func (in *installer) agentConfigAt(spec agentSpec, user bool) (path, manifestPath string) {
 	if user {
-		if spec.layout == plugin {
-			// OpenCode finds its user config as the XDG spec says.
-			rel := filepath.FromSlash(strings.TrimPrefix(spec.user, ".config/"))
-			return filepath.Join(in.agentHome("XDG_CONFIG_HOME", ".config"), rel), userManifest(in.opts.Home)
+		// Inside the agent's own directory, wherever its variable moves it
+		// ($CODEX_HOME, $COPILOT_HOME, $XDG_CONFIG_HOME/opencode).
+		dir := spec.userMarker
+		if dir == "" {
+			dir, _, _ = strings.Cut(spec.user, "/")
 		}
-		return filepath.Join(in.opts.Home, filepath.FromSlash(spec.user)), userManifest(in.opts.Home)
+		rel := filepath.FromSlash(strings.TrimPrefix(spec.user, dir+"/"))
+		return filepath.Join(in.userDir(spec), rel), userManifest(in.opts.Home)
 	}
 	return filepath.Join(in.repo.top, filepath.FromSlash(spec.project)), projectManifest(in.repo)
 }

@@ -1078,3 +1078,30 @@ func TestOldPostCommitHookUpgraded(t *testing.T) {
 		t.Errorf("install: %+v\n%s", res.Changes, readFile(t, hook))
 	}
 }
+
+// A user-level config goes into the agent's own directory, wherever its
+// variable moves it, as the agent reads it from there.
+func TestUserConfigFollowsTheAgentsHome(t *testing.T) {
+	setup(t)
+	dir, home := newRepo(t), t.TempDir()
+	env := map[string]string{"CODEX_HOME": filepath.Join(home, "codex-here"), "COPILOT_HOME": filepath.Join(home, "copilot-here")}
+	opts := Options{Dir: dir, Home: home, User: true, NoGitHooks: true, Agents: []string{"codex", "copilot", "claude-code"},
+		Getenv: func(k string) string { return env[k] }}
+	if _, err := Install(opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"codex-here/hooks.json", "copilot-here/hooks/tether.json", ".claude/settings.json"} {
+		if !exists(filepath.Join(home, p)) {
+			t.Errorf("no %s", p)
+		}
+	}
+	if exists(filepath.Join(home, ".codex")) || exists(filepath.Join(home, ".copilot")) {
+		t.Error("a config went to the default home, not the agent's")
+	}
+	if _, err := Uninstall(opts); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(home, "codex-here")) || exists(filepath.Join(home, "copilot-here")) {
+		t.Error("uninstall left what install made")
+	}
+}
