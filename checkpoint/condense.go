@@ -527,7 +527,7 @@ func (r *Repo) commitJobs(b *batch, jobs []*job, note *pendingNote) error {
 			for _, j := range note.jobs {
 				ids = append(ids, j.res.Checkpoint)
 			}
-			c, tip, changed, err := b.noteCommit(note.commit, ids)
+			c, tip, changed, err := b.noteCommit(note.commit, direct(ids))
 			if err != nil {
 				return err
 			}

@@ -544,7 +544,8 @@ func unionNote(ours, theirs string) string {
 	var extra []string
 	for line := range strings.Lines(theirs) {
 		trimmed := strings.TrimSpace(line)
-		if _, isID := noteLineID(trimmed); isID || trimmed == "" || have[trimmed] {
+		_, isVia := noteVia(trimmed)
+		if _, isID := noteLineID(trimmed); isID || isVia || trimmed == "" || have[trimmed] {
 			continue
 		}
 		have[trimmed] = true
@@ -554,5 +555,6 @@ func unionNote(ours, theirs string) string {
 	if len(extra) > 0 {
 		text = strings.TrimRight(ours, "\r\n") + "\n\n" + strings.Join(extra, "\n") + "\n"
 	}
-	return mergeNote(text, noteIDs(theirs))
+	_, links := parseNote(theirs)
+	return mergeNote(text, links)
 }

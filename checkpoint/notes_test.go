@@ -29,11 +29,11 @@ func TestMergeNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mergeNote(tt.text, tt.ids)
+			got := mergeNote(tt.text, direct(tt.ids))
 			if got != tt.want {
 				t.Errorf("mergeNote(%q, %q) = %q, want %q", tt.text, tt.ids, got, tt.want)
 			}
-			if again := mergeNote(got, tt.ids); again != got {
+			if again := mergeNote(got, direct(tt.ids)); again != got {
 				t.Errorf("merging again changed %q to %q", got, again)
 			}
 		})
@@ -53,7 +53,7 @@ func FuzzMergeNote(f *testing.F) {
 	f.Add("free text\r\n\r\n", "cccc")
 	f.Fuzz(func(t *testing.T, text, id string) {
 		ids := strings.Fields(id)
-		got := mergeNote(text, ids)
+		got := mergeNote(text, direct(ids))
 		have := noteIDs(got)
 		for _, want := range ids {
 			if !slices.Contains(have, want) {
@@ -70,7 +70,7 @@ func FuzzMergeNote(f *testing.F) {
 				}
 			}
 		}
-		if again := mergeNote(got, ids); again != got {
+		if again := mergeNote(got, direct(ids)); again != got {
 			t.Fatalf("not idempotent: %q then %q", got, again)
 		}
 		if got != "" && !strings.HasSuffix(got, "\n") {
@@ -238,4 +238,72 @@ func TestLinkLosesRaceToGit(t *testing.T) {
 		t.Errorf("our note = %q", note)
 	}
 	f.fsck(t)
+}
+
+// Inherited links go in blocks of their own, each under its Tether-Via
+// line, after the commit's own; a checkpoint linked directly stays direct.
+func TestMergeNoteVia(t *testing.T) {
+	squash := []NoteLink{{ID: "aaaa", Via: "squash of 1111..2222"}, {ID: "bbbb", Via: "squash of 1111..2222"}}
+	tests := []struct {
+		name string
+		text string
+		add  []NoteLink
+		want string
+	}{
+		{"inherited only", "", squash, "Tether-Checkpoint: aaaa\nTether-Checkpoint: bbbb\nTether-Via: squash of 1111..2222\n"},
+		{"after the commit's own", "Tether-Checkpoint: cccc\n", squash,
+			"Tether-Checkpoint: cccc\n\nTether-Checkpoint: aaaa\nTether-Checkpoint: bbbb\nTether-Via: squash of 1111..2222\n"},
+		{"direct wins", "Tether-Checkpoint: aaaa\n", squash,
+			"Tether-Checkpoint: aaaa\n\nTether-Checkpoint: bbbb\nTether-Via: squash of 1111..2222\n"},
+		{"direct added later wins", "Tether-Checkpoint: aaaa\nTether-Via: PR #12\n", []NoteLink{{ID: "aaaa"}}, "Tether-Checkpoint: aaaa\n"},
+		{"two ways", "Tether-Checkpoint: aaaa\nTether-Via: cherry-pick of 3333\n", []NoteLink{{ID: "dddd", Via: "PR #12"}},
+			"Tether-Checkpoint: aaaa\nTether-Via: cherry-pick of 3333\n\nTether-Checkpoint: dddd\nTether-Via: PR #12\n"},
+		{"first way kept", "Tether-Checkpoint: aaaa\nTether-Via: cherry-pick of 3333\n", []NoteLink{{ID: "aaaa", Via: "PR #12"}},
+			"Tether-Checkpoint: aaaa\nTether-Via: cherry-pick of 3333\n"},
+		{"concatenated by a git rewrite", "Tether-Checkpoint: aaaa\nTether-Via: PR #1\n\nTether-Checkpoint: aaaa\nTether-Via: PR #1\n", nil,
+			"Tether-Checkpoint: aaaa\nTether-Via: PR #1\n"},
+		{"a via with nothing above is text", "Tether-Via: nothing\n", []NoteLink{{ID: "aaaa"}}, "Tether-Via: nothing\n\nTether-Checkpoint: aaaa\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mergeNote(tt.text, tt.add)
+			if got != tt.want {
+				t.Errorf("mergeNote(%q, %v) = %q, want %q", tt.text, tt.add, got, tt.want)
+			}
+			if again := mergeNote(got, tt.add); again != got {
+				t.Errorf("merging again changed %q to %q", got, again)
+			}
+		})
+	}
+}
+
+// What mergeNote writes reads back as the links it was given.
+func FuzzNoteLinks(f *testing.F) {
+	f.Add("", "aaaa", "squash of 1..2")
+	f.Add("Tether-Checkpoint: aaaa\nTether-Via: PR #3\n", "bbbb", "")
+	f.Fuzz(func(t *testing.T, text, id, via string) {
+		if strings.ContainsAny(via, "\r\n") {
+			return
+		}
+		via = strings.TrimSpace(via)
+		ids := strings.Fields(id)
+		var add []NoteLink
+		for _, id := range ids {
+			add = append(add, NoteLink{ID: id, Via: via})
+		}
+		got := mergeNote(text, add)
+		_, links := parseNote(got)
+		for _, id := range ids {
+			i := slices.IndexFunc(links, func(l NoteLink) bool { return l.ID == id })
+			if i < 0 {
+				t.Fatalf("mergeNote(%q, %v) = %q lacks %q", text, add, got, id)
+			}
+		}
+		if again := mergeNote(got, add); again != got {
+			t.Fatalf("not idempotent: %q then %q", got, again)
+		}
+		if _, again := parseNote(mergeNote(got, nil)); !slices.Equal(again, links) {
+			t.Fatalf("links of %q changed on rewriting: %v then %v", got, links, again)
+		}
+	})
 }

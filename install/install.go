@@ -284,7 +284,7 @@ func Uninstall(opts Options) (Result, error) {
 	}
 	var errs []error
 	if !opts.NoGitHooks && !opts.User { // --user is about the user's configs alone
-		for _, h := range []gitHook{postCommitHook, prePushHook} {
+		for _, h := range allGitHooks() {
 			errs = append(errs, in.uninstallHook(h))
 		}
 		if changed, err := in.repo.removeRewriteRef(); err != nil {
@@ -343,10 +343,11 @@ func (in *installer) note(format string, args ...any) {
 }
 
 func (in *installer) gitHooks() []gitHook {
+	hooks := append([]gitHook{postCommitHook}, linkHooks...)
 	if in.opts.Push {
-		return []gitHook{postCommitHook, prePushHook}
+		hooks = append(hooks, prePushHook)
 	}
-	return []gitHook{postCommitHook}
+	return hooks
 }
 
 // agentNames resolves Options.Agents; all means every agent rather than the

@@ -707,7 +707,8 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			// What each hook's line must run.
-			runs := map[string]string{"post-commit": "tether-hook git post-commit", "pre-push": "tether-sweep push --hook pre-push"}
+			runs := map[string]string{"post-commit": "tether-hook git post-commit", "pre-push": "tether-sweep push --hook pre-push",
+				"post-merge": "tether-sweep run --hook post-merge", "post-rewrite": "tether-sweep run --hook post-rewrite", "post-checkout": "tether-sweep run --hook post-checkout"}
 			snippets := map[string]string{}
 			for _, m := range res.Manual {
 				snippets[m.Hook] = m.Snippet
@@ -719,7 +720,7 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 					t.Errorf("manual step: %+v", m)
 				}
 			}
-			if len(res.Manual) != 2 || len(snippets) != 2 {
+			if len(res.Manual) != 5 || len(snippets) != 5 {
 				t.Fatalf("manual steps: %+v", res.Manual)
 			}
 			if readFile(t, cfg) != tc.content || exists(filepath.Join(dir, ".git", "hooks", "post-commit")) || exists(filepath.Join(dir, ".git", "hooks", "pre-push")) {
@@ -730,6 +731,10 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 				"post-commit": tc.fw + " does not run tether-hook at post-commit",
 				"pre-push":    tc.fw + " does not run tether-sweep at pre-push",
 			}
+			for _, h := range linkHooks {
+				problem[h.name] = tc.fw + " does not run tether-sweep at " + h.name
+			}
+
 			// asked puts content in the config and returns the hooks whose
 			// line install asks for; check must report the same, with the
 			// same snippet, and no fix.
@@ -756,7 +761,7 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 				}
 				return hooks
 			}
-			both := []string{"post-commit", "pre-push"}
+			both := []string{"post-commit", "post-merge", "post-rewrite", "post-checkout", "pre-push"}
 			if got := asked(tc.content); !slices.Equal(got, both) {
 				t.Errorf("asked for %q", got)
 			}
@@ -766,13 +771,16 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 			if got := asked(tc.content + old); !slices.Equal(got, both) {
 				t.Errorf("with tether-sweep at post-commit, asked for %q", got)
 			}
-			if got := asked(tc.content + snippets["post-commit"]); !slices.Equal(got, []string{"pre-push"}) {
+			if got := asked(tc.content + snippets["post-commit"]); !slices.Equal(got, both[1:]) {
 				t.Errorf("with the post-commit line added, asked for %q", got)
 			}
-			if got := asked(tc.content + snippets["pre-push"]); !slices.Equal(got, []string{"post-commit"}) {
+			if got := asked(tc.content + snippets["pre-push"]); !slices.Equal(got, both[:4]) {
 				t.Errorf("with the pre-push line added, asked for %q", got)
 			}
-			withBoth := tc.content + snippets["post-commit"] + snippets["pre-push"]
+			withBoth := tc.content
+			for _, h := range both {
+				withBoth += snippets[h]
+			}
 			if got := asked(withBoth); len(got) != 0 {
 				t.Errorf("with both lines added, asked for %q", got)
 			}
@@ -781,7 +789,7 @@ func TestHookFrameworksAreLeftAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Notes) != 2 || !strings.Contains(res.Notes[0], "tether-hook for post-commit") || !strings.Contains(res.Notes[1], "tether-sweep for pre-push") {
+			if len(res.Notes) != 5 || !strings.Contains(res.Notes[0], "tether-hook for post-commit") || !strings.Contains(res.Notes[1], "tether-sweep for pre-push") || !strings.Contains(res.Notes[4], "tether-sweep for post-checkout") {
 				t.Errorf("uninstall notes: %q", res.Notes)
 			}
 			if readFile(t, cfg) != withBoth {
@@ -873,6 +881,9 @@ func TestCheckAndFix(t *testing.T) {
 	}
 	want := []string{
 		"git post-commit hook is not installed",
+		"git post-merge hook is not installed",
+		"git post-rewrite hook is not installed",
+		"git post-checkout hook is not installed",
 		"git pre-push hook is not installed",
 		"notes.rewriteRef does not include refs/notes/tether",
 		"claude-code hooks are not installed",

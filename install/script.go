@@ -35,6 +35,9 @@ type gitHook struct {
 	// (state.ActiveFlag), which the script itself tests when it can find
 	// the store (see storeGate).
 	gated bool
+	// when is a shell test of the hook's arguments: false, the hook has
+	// nothing to do and starts no process.
+	when string
 }
 
 var (
@@ -44,7 +47,19 @@ var (
 	// the commit budget allows.
 	postCommitHook = gitHook{name: "post-commit", program: "tether-hook", args: "git post-commit", exec: true, gated: true}
 	prePushHook    = gitHook{name: "pre-push", program: "tether-sweep", args: "push --hook pre-push --quiet", passArgs: true, stdin: true}
+	// After history arrives or is rewritten, the commits that carry linked
+	// commits' change inherit their links (package inherit); post-merge
+	// also hears of a merge --squash, whose commit the post-commit hook
+	// then matches. post-checkout starts nothing for a file checkout.
+	linkHooks = []gitHook{
+		{name: "post-merge", program: "tether-sweep", args: "run --hook post-merge --quiet", passArgs: true},
+		{name: "post-rewrite", program: "tether-sweep", args: "run --hook post-rewrite --quiet", passArgs: true, stdin: true},
+		{name: "post-checkout", program: "tether-sweep", args: "run --hook post-checkout --quiet", passArgs: true, when: `[ "$3" = 1 ] && [ "$1" != "$2" ]`},
+	}
 )
+
+// allGitHooks are every hook tether may install.
+func allGitHooks() []gitHook { return append([]gitHook{postCommitHook, prePushHook}, linkHooks...) }
 
 // sweepInvocation returns the shell test that the hook's program is there
 // and the command that runs it. sweep is tether-sweep's absolute path (its
@@ -83,6 +98,20 @@ func programPath(sweep, program string) string {
 // cannot tell where the store is and leave the decision to tether-hook.
 var storeGate = `[ -e "${0%/*}/../tether/` + state.ActiveFlag + `" ]`
 
+// inheritGate is the shell test that a commit may inherit links: git
+// cherry-pick made it (CHERRY_PICK_HEAD beside the index while its hook
+// runs) or a merge --squash left word that its commit was to come
+// (state.SquashPending). Two stats, no process.
+var inheritGate = `[ -e "${GIT_INDEX_FILE%/*}/CHERRY_PICK_HEAD" ] || [ -e "${0%/*}/../tether/` + state.SquashPending + `" ]`
+
+// gate is the shell test of a gated hook in <common>/hooks.
+func gate(h gitHook) string {
+	if h.name == postCommitHook.name {
+		return "{ " + storeGate + " || " + inheritGate + "; }"
+	}
+	return storeGate
+}
+
 // hookScript is the whole hook file we install. chained means a foreign
 // hook was moved to <name>.pre-tether and must run first; inCommon that the
 // hook lives in <common>/hooks, where a gated hook tests storeGate first.
@@ -101,8 +130,12 @@ func hookScript(h gitHook, sweep string, chained, inCommon bool) string {
 		line("# Installed by `tether-sweep install`; `tether-sweep uninstall` removes it.")
 		line("# Without tether it does nothing, and it never fails the %s.", operation(h))
 		if gated {
-			line("# Nothing to do unless tether's store holds a live session or a to-do.")
-			line("%s || exit 0", storeGate)
+			line("# Nothing to do unless tether's store holds a live session or a to-do,")
+			line("# or the commit is a cherry-pick or a squash that may inherit links.")
+			line("%s || exit 0", gate(h))
+		}
+		if h.when != "" {
+			line("%s || exit 0", h.when)
 		}
 		line("%s || exit 0", guard)
 		if h.exec {
@@ -122,11 +155,14 @@ func hookScript(h gitHook, sweep string, chained, inCommon bool) string {
 		line(`if [ -x "$prev" ]; then`)
 		line(`	"$prev" "$@" || status=$?`)
 		line("fi")
-		if gated {
-			line("if %s && %s; then", storeGate, guard)
-		} else {
-			line("if %s; then", guard)
+		cond := guard
+		if h.when != "" {
+			cond = "{ " + h.when + "; } && " + cond
 		}
+		if gated {
+			cond = gate(h) + " && " + cond
+		}
+		line("if %s; then", cond)
 		line("	%s </dev/null || true", call)
 		line("fi")
 		line(`exit "$status"`)
@@ -147,14 +183,24 @@ func hookScript(h gitHook, sweep string, chained, inCommon bool) string {
 	line("	fi")
 	line("fi")
 	line(`[ -n "$input" ] || exit 0`)
+	if h.when != "" {
+		line("%s || exit 0", h.when)
+	}
 	line("%s || exit 0", guard)
 	line(`%s <"$input" || true`, call)
 	return b.String()
 }
 
 func operation(h gitHook) string {
-	if h.name == "pre-push" {
+	switch h.name {
+	case "pre-push":
 		return "push"
+	case "post-merge":
+		return "merge"
+	case "post-rewrite":
+		return "rewrite"
+	case "post-checkout":
+		return "checkout"
 	}
 	return "commit"
 }
@@ -169,6 +215,9 @@ func isOurHook(content []byte) bool {
 // when tether-sweep is missing.
 func huskyBlock(h gitHook, sweep string) string {
 	guard, call := sweepInvocation(h, sweep)
+	if h.when != "" {
+		guard = "{ " + h.when + "; } && " + guard
+	}
 	return blockBegin + "\n" +
 		"if " + guard + "; then " + call + " || true; fi\n" +
 		blockEnd + "\n"
@@ -261,7 +310,7 @@ func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string)
 	switch fw {
 	case "lefthook":
 		if h.passArgs {
-			call += " {1} {2}"
+			call += " " + frameworkArgs[h.name][0]
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s:\n  commands:\n    tether:\n", h.name)
@@ -272,7 +321,7 @@ func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string)
 		return b.String(), ""
 	default: // pre-commit
 		if h.passArgs {
-			call += ` "$PRE_COMMIT_REMOTE_NAME" "$PRE_COMMIT_REMOTE_URL"`
+			call += " " + frameworkArgs[h.name][1]
 		}
 		entry := "sh -c " + shQuote(guard+" || exit 0; "+call+" || true")
 		snippet = "  - repo: local\n" +
@@ -286,6 +335,15 @@ func frameworkSnippet(fw string, h gitHook, sweep string) (snippet, then string)
 			"        pass_filenames: false\n"
 		return snippet, "pre-commit install --hook-type " + h.name
 	}
+}
+
+// frameworkArgs are git's arguments to a hook as lefthook and pre-commit
+// hand them on: lefthook's placeholders, pre-commit's variables.
+var frameworkArgs = map[string][2]string{
+	"pre-push":      {"{1} {2}", `"$PRE_COMMIT_REMOTE_NAME" "$PRE_COMMIT_REMOTE_URL"`},
+	"post-merge":    {"{1}", `"$PRE_COMMIT_IS_SQUASH_MERGE"`},
+	"post-rewrite":  {"{1}", `"$PRE_COMMIT_REWRITE_COMMAND"`},
+	"post-checkout": {"{1} {2} {3}", `"$PRE_COMMIT_FROM_REF" "$PRE_COMMIT_TO_REF" "$PRE_COMMIT_CHECKOUT_TYPE"`},
 }
 
 // runsHook says whether a hook framework's config runs tether at h: it

@@ -177,32 +177,41 @@ func reconcileGitHub(repo gitdir.Repo, st *state.Store, live []*state.Session, o
 // connect finds the repository and the token and makes the sweep's
 // Reconciler. The token lives only in the client.
 func (p *ghPass) connect() error {
-	url, err := originURL(p.ctx, p.repo)
-	if err != nil {
-		return err
-	}
-	host, owner, name, ok := github.ParseRemote(url)
-	if !ok {
-		return errors.New("the origin remote is not a GitHub repository") // the URL may hold credentials: not shown
-	}
-	lookup := p.opts.GitHub.Token
-	if lookup == nil {
-		lookup = github.LookupToken
-	}
-	tok, err := lookup(p.ctx, host)
-	if err != nil {
-		return err
-	}
-	var copts []github.Option
-	if p.opts.GitHub.BaseURL != "" {
-		copts = append(copts, github.WithBaseURL(p.opts.GitHub.BaseURL))
-	}
-	c, err := github.NewClient(host, tok, copts...)
+	c, owner, name, err := connectGitHub(p.ctx, p.repo, p.opts.GitHub)
 	if err != nil {
 		return err
 	}
 	p.r, p.name = github.NewReconciler(c, owner, name), owner+"/"+name
 	return nil
+}
+
+// connectGitHub finds the origin's GitHub repository and the token, and
+// makes a client for it.
+func connectGitHub(ctx context.Context, repo gitdir.Repo, opts *GitHubOptions) (c *github.Client, owner, name string, err error) {
+	url, err := originURL(ctx, repo)
+	if err != nil {
+		return nil, "", "", err
+	}
+	host, owner, name, ok := github.ParseRemote(url)
+	if !ok {
+		return nil, "", "", errors.New("the origin remote is not a GitHub repository") // the URL may hold credentials: not shown
+	}
+	lookup := opts.Token
+	if lookup == nil {
+		lookup = github.LookupToken
+	}
+	tok, err := lookup(ctx, host)
+	if err != nil {
+		return nil, "", "", err
+	}
+	var copts []github.Option
+	if opts.BaseURL != "" {
+		copts = append(copts, github.WithBaseURL(opts.BaseURL))
+	}
+	if c, err = github.NewClient(host, tok, copts...); err != nil {
+		return nil, "", "", err
+	}
+	return c, owner, name, nil
 }
 
 // originURL asks git for the origin remote's URL, so that includes and

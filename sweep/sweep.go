@@ -181,6 +181,7 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 			return rep, errors.Join(cerr, err)
 		}
 	}
+	indexLinks(repo, st, rep)
 	if cerr != nil {
 		return rep, cerr
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/tetherdev/tether/gitdir"
@@ -128,6 +129,9 @@ func runBounded(cmd *exec.Cmd, wait time.Duration, stderr io.Writer) error {
 // a session, condense the turns of an ended one or of this worktree, or
 // link checkpoints to this commit.
 func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, now time.Time) bool {
+	if inheriting(st, repo) {
+		return true
+	}
 	live, warnings, err := st.List()
 	if err != nil || len(warnings) > 0 {
 		return true // let the sweep say what is wrong
@@ -164,4 +168,12 @@ func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, 
 		}
 	}
 	return false
+}
+
+// inheriting says whether the commit may carry linked commits' change:
+// git cherry-pick made it, or a merge --squash left word that its commit
+// was to come.
+func inheriting(st *state.Store, repo gitdir.Repo) bool {
+	_, err := os.Stat(filepath.Join(st.Dir(), filepath.FromSlash(state.SquashPending)))
+	return err == nil || gitdir.CherryPicking(repo)
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tetherdev/tether/checkpoint"
+	"github.com/tetherdev/tether/sweep"
 )
 
 func (a *app) fetchCommand() *cobra.Command {
-	var quiet, asJSON, verbose bool
+	var quiet, asJSON, verbose, withGitHub bool
 	var transcripts string
 	c := &cobra.Command{
 		Use:   "fetch [REMOTE]",
@@ -21,20 +22,31 @@ stay on the remote unless asked for: --transcripts fetches this month's and
 last month's, --transcripts=all every month's (and those of the branch an
 earlier tether kept), --transcripts=2026-05 one month's. show --transcript
 fetches the one it shows. With git config tether.transcriptsRemote NAME,
-transcripts are fetched from that remote.`,
+transcripts are fetched from that remote.
+
+Then the commits the remote's branches gained since the last look (a git
+fetch, a pull) that carry the change of linked commits inherit their links:
+a squash merge, a rebase merge. With --github (or git config tether.github),
+GitHub is asked about those content did not match: a merged pull request's
+commits give their links to its merge commit.`,
 		Example: `  tether-sweep fetch
   tether-sweep fetch --transcripts
   tether-sweep fetch upstream --json`,
 		GroupID: "checkpoints",
 		Args:    maxArgs(1, "fetch takes at most one REMOTE"),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			opts, err := transcriptsFlag(transcripts, time.Now())
 			if err != nil {
 				return err
 			}
-			return a.fetch(args, opts, quiet, asJSON, verbose)
+			var github *bool // unset: git config decides
+			if c.Flags().Changed("github") {
+				github = &withGitHub
+			}
+			return a.fetch(args, opts, quiet, asJSON, verbose, github)
 		},
 	}
+	c.Flags().BoolVar(&withGitHub, "github", false, "ask GitHub which pull requests the fetched commits merged (git config tether.github)")
 	c.Flags().BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	c.Flags().StringVar(&transcripts, "transcripts", "", "also fetch transcripts: recent (this month and the last), all, or a month (2026-05)")
@@ -45,7 +57,7 @@ transcripts are fetched from that remote.`,
 
 // fetch brings a remote's checkpoints and notes, and the transcripts opts
 // select, into their tracking refs and merges them into ours.
-func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, verbose bool) error {
+func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, verbose bool, withGitHub *bool) error {
 	w, cp, err := a.openCheckpoints()
 	if err != nil {
 		return err
@@ -85,7 +97,14 @@ func (a *app) fetch(args []string, opts checkpoint.FetchOptions, quiet, asJSON, 
 		}
 	}
 	printWarnings(a, warnings, quiet)
-	return err
+	if err != nil {
+		return err
+	}
+	inh := sweep.InheritOptions{Remote: remote, Replay: "rebase"}
+	if withGitHub != nil && *withGitHub || withGitHub == nil && configBool(a.gitConfig(w.repo, "github")) {
+		inh.GitHub = a.githubOptions()
+	}
+	return a.inherit(w, inh, quiet || asJSON)
 }
 
 // transcriptsFlag turns --transcripts into fetch options.

@@ -37,16 +37,24 @@ and the hook's self-heal run it; status and clean run it first.`,
 		Example: `  tether-sweep run
   tether-sweep run --dry-run --stale-after 7d`,
 		GroupID: "sessions",
-		Args:    noArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+		Args: func(c *cobra.Command, args []string) error {
+			if hook == "" {
+				return noArgs(c, args)
+			}
+			return nil // git's own arguments to the hook
+		},
+		RunE: func(c *cobra.Command, args []string) error {
 			sf.githubSet = c.Flags().Changed("github")
+			if hook != "" && hook != "post-commit" {
+				return a.inheritHook(hook, args, quiet)
+			}
 			return a.run(sf, quiet, asJSON, hook)
 		},
 	}
 	fs := c.Flags()
 	fs.BoolVar(&quiet, "quiet", false, "print nothing unless something went wrong (for git hooks)")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	fs.StringVar(&hook, "hook", "", "the git hook running this sweep (post-commit)")
+	fs.StringVar(&hook, "hook", "", "the git hook running this sweep (post-commit, post-merge, post-rewrite, post-checkout)")
 	fs.MarkHidden("hook") // for the git hooks tether installs, not for people
 	fs.BoolVar(&sf.dryRun, "dry-run", false, "decide and report, change nothing")
 	sf.define(fs)
@@ -68,6 +76,9 @@ func (a *app) run(sf sweepFlags, quiet, asJSON bool, hook string) error {
 		return err
 	}
 	rep, err := a.sweep(w, sf, hook == "post-commit")
+	if hook == "post-commit" {
+		a.inheritCommit(w, quiet)
+	}
 	if err == nil && rep.ConfigErr != nil {
 		// The sweep did what it could without the setting; say what is
 		// wrong and fail, so the setting gets fixed.
@@ -124,9 +135,7 @@ func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (sweepReport, 
 	// git config turns GitHub on for every sweep but the post-commit one:
 	// a commit must not wait on the network unless asked to with --github.
 	if sf.github || !sf.githubSet && !postCommit && configBool(a.gitConfig(w.repo, "github")) {
-		opts.GitHub = &sweep.GitHubOptions{Token: func(ctx context.Context, host string) (string, error) {
-			return github.Token(ctx, host, a.getenv, github.GHAuthToken)
-		}}
+		opts.GitHub = a.githubOptions()
 	}
 	rep, err := sweep.Run(w.repo, w.store, opts)
 	return sweepReport{Report: rep, ConfigErr: configErr}, err
@@ -179,4 +188,12 @@ func printReport(a *app, rep *sweep.Report, dryRun bool) {
 	if len(rep.Finalized) == 0 && len(rep.Checkpoints) == 0 && len(rep.Linked) == 0 && len(rep.GitHub) == 0 {
 		fmt.Fprintf(a.stdout, "nothing to sweep (%s)\n", count(len(rep.Sessions), "live session", "live sessions"))
 	}
+}
+
+// githubOptions is how the sweep reaches GitHub: the token from the
+// environment or gh.
+func (a *app) githubOptions() *sweep.GitHubOptions {
+	return &sweep.GitHubOptions{Token: func(ctx context.Context, host string) (string, error) {
+		return github.Token(ctx, host, a.getenv, github.GHAuthToken)
+	}}
 }

@@ -56,18 +56,19 @@ func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 	}
 
 	var cps []*checkpoint.Checkpoint
+	via := map[string]string{} // how an inherited checkpoint came to the commit
 	commit, isCommit := a.revParse(arg)
 	if isCommit {
-		ids, err := cp.Notes(commit)
+		links, err := cp.NoteLinks(commit)
 		if err != nil {
 			return fmt.Errorf("notes of %s: %w", shortID(commit), err)
 		}
-		for _, id := range ids {
-			all, err := cp.ReadVariants(id)
+		for _, l := range links {
+			all, err := cp.ReadVariants(l.ID)
 			if err != nil {
-				return fmt.Errorf("checkpoint %s linked to %s: %w", id, shortID(commit), err)
+				return fmt.Errorf("checkpoint %s linked to %s: %w", l.ID, shortID(commit), err)
 			}
-			cps = append(cps, all...)
+			cps, via[l.ID] = append(cps, all...), l.Via
 		}
 	}
 	if len(cps) == 0 {
@@ -111,6 +112,9 @@ func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 			// Two clones once wrote different content under this ID;
 			// merging kept both (checkpoint.theirs-*.json).
 			fmt.Fprintf(a.stdout, "another clone's version of checkpoint %s, kept beside it when they were merged:\n", c.ID)
+		}
+		if v := via[c.ID]; v != "" {
+			fmt.Fprintf(a.stdout, "inherited (%s):\n", table.Clean(v))
 		}
 		printCheckpoint(a.stdout, c, !isCommit)
 	}
