@@ -34,8 +34,16 @@ type ghFake struct {
 	repoMissing bool
 	pulls       []ghPR
 	issues      map[int]ghIssue
+	// merged are the merged pull requests by their merge commit.
+	merged map[string]ghMerged
 	// fail, when set, answers every request instead of the data.
 	fail func(w http.ResponseWriter)
+}
+
+// ghMerged is a merged pull request and its commits.
+type ghMerged struct {
+	Number  int
+	Commits []string
 }
 
 type ghPR struct {
@@ -61,6 +69,8 @@ func newGHFake(t *testing.T) *ghFake {
 	mux.HandleFunc("GET /repos/o/r/pulls", f.listPulls)
 	mux.HandleFunc("GET /repos/o/r/pulls/{n}", f.pull)
 	mux.HandleFunc("GET /repos/o/r/issues/{n}", f.issue)
+	mux.HandleFunc("GET /repos/o/r/commits/{sha}/pulls", f.pullsOfCommit)
+	mux.HandleFunc("GET /repos/o/r/pulls/{n}/commits", f.pullCommits)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.calls = append(f.calls, r.URL.Path)
@@ -178,6 +188,55 @@ func prJSON(p ghPR, detail bool) map[string]any {
 		m["merged"] = p.Merged
 	}
 	return m
+}
+
+// pullsOfCommit answers "list pull requests associated with a commit":
+// the merged pull request whose merge commit it is, as GitHub sends it.
+func (f *ghFake) pullsOfCommit(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sha := r.PathValue("sha")
+	out := []any{}
+	if m, ok := f.merged[sha]; ok {
+		pr := prJSON(ghPR{Number: m.Number, Branch: "feature", State: "closed", Merged: true}, false)
+		pr["merge_commit_sha"] = sha
+		pr["merged_at"] = "2026-03-01T12:00:00Z"
+		out = append(out, pr)
+	}
+	ghJSON(w, out)
+}
+
+// pullCommits answers "list commits on a pull request" in GitHub's shape.
+func (f *ghFake) pullCommits(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	for _, m := range f.merged {
+		if m.Number != n {
+			continue
+		}
+		out := []any{}
+		for _, c := range m.Commits {
+			out = append(out, map[string]any{
+				"sha": c, "node_id": "C_kwDOABCD" + c[:8],
+				"url":      "https://api.github.com/repos/o/r/commits/" + c,
+				"html_url": "https://github.com/o/r/commit/" + c,
+				"commit": map[string]any{
+					"author":        map[string]any{"name": "t", "email": "t@example.invalid", "date": "2026-03-01T11:00:00Z"},
+					"committer":     map[string]any{"name": "t", "email": "t@example.invalid", "date": "2026-03-01T11:00:00Z"},
+					"message":       "a commit of the pull request",
+					"tree":          map[string]any{"sha": "9c2f4a1b0c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f", "url": "https://api.github.com/repos/o/r/git/trees/9c2f4a1b0c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f"},
+					"comment_count": 0,
+					"verification":  map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil},
+				},
+				"author": map[string]any{"login": "o", "id": 1}, "committer": map[string]any{"login": "o", "id": 1},
+				"parents": []any{},
+			})
+		}
+		ghJSON(w, out)
+		return
+	}
+	ghError(w, http.StatusNotFound, "Not Found")
 }
 
 func ghJSON(w http.ResponseWriter, v any) {
