@@ -163,4 +163,3 @@ func TestInheritRebaseMerge(t *testing.T) {
 		t.Errorf("the changelog commit inherited %v", links)
 	}
 }
-
