@@ -928,6 +928,9 @@ func TestCheckAndFix(t *testing.T) {
 	}
 	want = []string{
 		"git post-commit hook is out of date",
+		"git post-merge hook is out of date",
+		"git post-rewrite hook is out of date",
+		"git post-checkout hook is out of date",
 		"git pre-push hook is not tether's",
 		"claude-code hooks run tether-hook from /home/alice/.local/bin/tether-hook, a path on one machine",
 		"tether-sweep is missing from /new/place/tether-sweep",
@@ -936,7 +939,7 @@ func TestCheckAndFix(t *testing.T) {
 	if !slices.Equal(whats, want) {
 		t.Fatalf("problems:\n%s\nwant\n%s", strings.Join(whats, "\n"), strings.Join(want, "\n"))
 	}
-	if d := ps[2].Detail; !strings.HasPrefix(d, settings+" (committed) is meant to be shared") {
+	if d := ps[5].Detail; !strings.HasPrefix(d, settings+" (committed) is meant to be shared") {
 		t.Errorf("the machine path's detail: %q", d)
 	}
 	fixAll(t, ps)
