@@ -11,13 +11,14 @@ import (
 
 // NewChat starts a mock of an OpenAI-compatible Chat Completions API:
 // POST <base>/chat/completions, streamed as server-sent events or whole,
-// and GET <base>/models. It is what Copilot CLI's bring-your-own-key mode
-// and OpenCode's openai-compatible provider call: give them URL+"/v1".
-// The agent works in dir: a [[write PATH]] turn is one call of the tool
-// the request offers for writing a file, with PATH made absolute in dir
-// (Copilot CLI's create, OpenCode's write, else a bash tool running
-// ShellWrite). Requests that offer no tools are side calls (titles): they
-// get Reply whatever their text says.
+// and GET <base>/models. It is what Copilot CLI's bring-your-own-key mode,
+// OpenCode's openai-compatible provider, Pi's openai-completions provider
+// and Qwen Code's openai auth call: give them URL+"/v1". The agent works
+// in dir: a [[write PATH]] turn is one call of the tool the request offers
+// for writing a file, with PATH made absolute in dir (Copilot CLI's
+// create, OpenCode's and Pi's write, Droid's Create, Qwen Code's
+// write_file, else a bash tool running ShellWrite). Requests that offer no
+// tools are side calls (titles): they get Reply whatever their text says.
 func NewChat(tb testing.TB, dir string) *Server {
 	return start(tb, func(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 		chat(s, w, r, body, dir)
@@ -34,7 +35,8 @@ type chatRequest struct {
 	} `json:"messages"`
 	Tools []struct {
 		Function struct {
-			Name string `json:"name"`
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
 }
@@ -124,20 +126,38 @@ func chatWriteCall(req chatRequest, dir, path string) (name, args string) {
 		path = filepath.Join(dir, path)
 	}
 	offered := map[string]bool{}
+	var writeParams json.RawMessage
 	for _, t := range req.Tools {
 		offered[t.Function.Name] = true
+		if t.Function.Name == "write" {
+			writeParams = t.Function.Parameters
+		}
 	}
 	var a map[string]string
 	switch {
 	case offered["create"]: // Copilot CLI
 		name, a = "create", map[string]string{"path": path, "file_text": Content}
-	case offered["write"]: // OpenCode
+	case offered["write"] && hasProperty(writeParams, "filePath"): // OpenCode
 		name, a = "write", map[string]string{"filePath": path, "content": Content}
+	case offered["write"]: // Pi
+		name, a = "write", map[string]string{"path": path, "content": Content}
+	case offered["Create"]: // Factory's Droid
+		name, a = "Create", map[string]string{"file_path": path, "content": Content}
+	case offered["write_file"]: // Qwen Code
+		name, a = "write_file", map[string]string{"file_path": path, "content": Content}
 	default:
 		name, a = "bash", map[string]string{"command": ShellWrite(path), "description": "Write " + filepath.Base(path)}
 	}
 	b, _ := json.Marshal(a) // a map of strings always marshals
 	return name, string(b)
+}
+
+// hasProperty tells whether a tool's JSON schema declares property name.
+func hasProperty(schema json.RawMessage, name string) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	return json.Unmarshal(schema, &s) == nil && s.Properties[name] != nil
 }
 
 // chatAnswer sends one assistant message: as two chunks and [DONE] when

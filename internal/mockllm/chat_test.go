@@ -61,10 +61,20 @@ func readStream(t *testing.T, r io.Reader) (chunks []chunkEvent, done bool) {
 
 func userMsg(text string) map[string]any { return map[string]any{"role": "user", "content": text} }
 
+// tools declares the named tools; "write(path,content)" gives the tool
+// write those properties.
 func tools(names ...string) []any {
 	var out []any
 	for _, n := range names {
-		out = append(out, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+		props := map[string]any{}
+		if name, list, ok := strings.Cut(n, "("); ok {
+			n = name
+			for p := range strings.SplitSeq(strings.TrimSuffix(list, ")"), ",") {
+				props[p] = map[string]any{"type": "string"}
+			}
+		}
+		out = append(out, map[string]any{"type": "function", "function": map[string]any{"name": n,
+			"parameters": map[string]any{"type": "object", "properties": props}}})
 	}
 	return out
 }
@@ -96,10 +106,13 @@ func TestChatWrite(t *testing.T) {
 		wantArgs map[string]string
 	}{
 		{[]string{"bash", "view", "create", "edit"}, "create", map[string]string{"path": "/repo/a.txt", "file_text": "written by the agent\n"}},
-		{[]string{"bash", "read", "write"}, "write", map[string]string{"filePath": "/repo/a.txt", "content": "written by the agent\n"}},
+		{[]string{"bash", "read", "write(filePath,content)"}, "write", map[string]string{"filePath": "/repo/a.txt", "content": "written by the agent\n"}},
+		{[]string{"read", "bash", "edit", "write(path,content)"}, "write", map[string]string{"path": "/repo/a.txt", "content": "written by the agent\n"}},
+		{[]string{"Read", "Execute", "Create(file_path,content)"}, "Create", map[string]string{"file_path": "/repo/a.txt", "content": "written by the agent\n"}},
+		{[]string{"run_shell_command", "write_file(file_path,content)"}, "write_file", map[string]string{"file_path": "/repo/a.txt", "content": "written by the agent\n"}},
 		{[]string{"bash"}, "bash", map[string]string{"command": `printf 'written by the agent\n' > '/repo/a.txt'`, "description": "Write a.txt"}},
 	} {
-		t.Run(tc.tool, func(t *testing.T) {
+		t.Run(tc.offered[len(tc.offered)-1], func(t *testing.T) {
 			c := NewChat(t, "/repo")
 			prompt := "please [[write a.txt]] now"
 			resp := chatPost(t, t.Context(), c, map[string]any{"model": "m", "stream": true,

@@ -1,6 +1,7 @@
 // Package mockllm holds local mocks of the model APIs the real agent CLIs
 // talk to, so tether's end-to-end suite (../../e2e) can run Claude Code,
-// Codex, Gemini CLI, Copilot CLI and OpenCode offline.
+// Codex, Gemini CLI, Copilot CLI, OpenCode, Factory's Droid, Pi and Qwen
+// Code offline.
 //
 // Each mock is an httptest server on 127.0.0.1 (NewAnthropic, and one
 // constructor per API beside it) that speaks its API's streaming format,
