@@ -37,6 +37,11 @@ type Event struct {
 	// OwnerPID is the agent's PID as the payload carries it (OpenCode's
 	// plugin), 0 when it does not: a hint for the owner, checked like any.
 	OwnerPID int
+	// Wait is, for a wait (EventWait, EventWaitInput), what the agent waits
+	// for, and Since the signal's own time when the payload carries one
+	// (else zero: now); for EventWaitOver, Key names the request whose
+	// wait is over ("" for any).
+	Wait state.Wait
 }
 
 // Info describes an agent tether knows.
@@ -71,8 +76,11 @@ type adapter struct {
 	info Info
 	// parse decodes payload into ev, whose Agent and Native (the event
 	// argument) are already set. It sets Native when the payload names its
-	// event, and Kind or Ignore when it knows the event.
-	parse func(ev *Event, payload []byte) error
+	// event, and Kind or Ignore when it knows the event; what the payload
+	// says of a wait goes into wf, for waits.
+	parse func(ev *Event, payload []byte, wf *waitFields) error
+	// waits are the agent's events that start or end a wait for its user.
+	waits []waitSignal
 	// tracks reports whether native is one of the events this agent maps to
 	// a tether event; used to spot a payload sent to the wrong adapter.
 	tracks func(native string) bool
@@ -93,6 +101,11 @@ type adapter struct {
 	failure func(line []byte) (msg string, ok bool)
 	// respond is what the hook prints on stdout, or nil.
 	respond func(ev Event) []byte
+	// reviewer reads a transcript line that states who answers the turn's
+	// permission requests (found), and whether an automatic reviewer does
+	// rather than the user (see ReviewerAnswers); nil for an agent whose
+	// requests all go to its user.
+	reviewer func(line []byte) (auto, found bool)
 }
 
 // find resolves a name or alias. A switch rather than a map keeps package
@@ -159,8 +172,16 @@ func Parse(agentName, eventArg string, payload []byte, args []string) (Event, er
 	if err := checkObject(payload); err != nil {
 		return fail(err)
 	}
-	if err := a.parse(&ev, payload); err != nil {
+	var wf waitFields
+	if err := a.parse(&ev, payload, &wf); err != nil {
 		return fail(err)
+	}
+	if sig, ok := findWait(a.waits, ev.Native); ok && ev.Kind == "" && !ev.Ignore {
+		if kind, w := sig.read(wf); kind != "" {
+			ev.Kind, ev.Wait = kind, w
+		} else {
+			ev.Ignore = true
+		}
 	}
 	if ev.SessionID == "" {
 		return fail(fmt.Errorf("%w (%s event %q)", ErrMissingSessionID, a.info.Name, clip(ev.Native)))
@@ -467,6 +488,17 @@ func clip(s string) string {
 		return s
 	}
 	return s[:max] + "..."
+}
+
+// stringOf is a raw JSON value's text when it is a string, else "": for
+// fields read leniently, which no payload fails on.
+func stringOf(raw []byte) string {
+	v, err := jsontext.Parse(raw)
+	if err != nil || v.Kind() != jsontext.String {
+		return ""
+	}
+	s, _ := v.Unquote()
+	return s
 }
 
 // rawText is a raw JSON value as a key: a string's text, a number's

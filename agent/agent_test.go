@@ -49,6 +49,9 @@ const (
 	ccTUI      = "02f9c216-7ffd-4a60-962d-6bbbf7674675"
 	ccTUI1     = "9a81e922-b3fe-47ab-9ebd-0050f8be64ff"
 	ccTUI2     = "fcd75c64-991d-4e70-9e04-d897e17e2890"
+	ccDialog   = "d9da37d8-ddb2-4fa7-844e-d04aca23f795" // --permission-mode default: a Bash call's dialog
+	ccAsk      = "df273e07-c636-4f2e-b6a7-ea3d0843fe7c" // AskUserQuestion
+	ccIdle     = "9ec9c127-cac2-4502-83d3-63577fb5d229" // 60 s idle at the prompt
 )
 
 func sessionStart(e Event, source, model string) Event {
@@ -67,35 +70,61 @@ func failed(e Event, reason string) Event {
 	return set(e, func(e *Event) { e.Kind, e.Reason = state.EventError, reason })
 }
 
+// waits is e as a wait signal of kind for detail, about key.
+func waits(e Event, kind, detail, key string) Event {
+	return set(e, func(e *Event) {
+		e.Kind, e.Wait = state.EventWait, state.Wait{Kind: kind, Detail: detail, Key: key}
+		if kind == state.WaitInput {
+			e.Kind = state.EventWaitInput
+		}
+	})
+}
+
+// waitOver is e as the end of the wait on key.
+func waitOver(e Event, key string) Event {
+	return set(e, func(e *Event) { e.Kind, e.Wait = state.EventWaitOver, state.Wait{Key: key} })
+}
+
 // claudeFixtureWant is the event each recorded payload must map to.
 var claudeFixtureWant = map[string]struct {
 	want Event
 	err  error
 }{
-	"BashToolCommand_not_a_hook.json":                    {err: ErrMissingSessionID},
-	"PostCompact.json":                                   {want: ignored(claudeDev(ccMain, "PostCompact"))},
-	"PreCompact.json":                                    {want: ignored(claudeDev(ccMain, "PreCompact"))},
-	"PostToolUse_Agent.json":                             {want: ignored(claudeDev(ccSubagent, "PostToolUse"))},
-	"PostToolUse_Bash.json":                              {want: ignored(claudeDev(ccBash, "PostToolUse"))},
-	"PostToolUse_Write.json":                             {want: ignored(claudeDev(ccWrite, "PostToolUse"))},
-	"PreToolUse_Agent.json":                              {want: ignored(claudeDev(ccSubagent, "PreToolUse"))},
-	"PreToolUse_Bash.json":                               {want: ignored(claudeDev(ccBash, "PreToolUse"))},
-	"PreToolUse_Write.json":                              {want: ignored(claudeDev(ccWrite, "PreToolUse"))},
-	"SessionEnd.json":                                    {want: sessionEnd(claudeDev(ccMain, "SessionEnd"), "other")},
-	"SessionEnd_sighup.json":                             {want: sessionEnd(claudeDev("27c2c105-a802-4bd7-82a1-d0710776299b", "SessionEnd"), "other")},
-	"SessionEnd_sigint.json":                             {want: sessionEnd(claudeDev("4082aa9e-41b9-4356-a84c-43656e2db9ef", "SessionEnd"), "other")},
-	"SessionEnd_sigterm.json":                            {want: sessionEnd(claudeDev("3c3fe698-0500-4659-a364-4f8d846b2de1", "SessionEnd"), "other")},
-	"SessionStart_compact.json":                          {want: sessionStart(claudeDev(ccMain, "SessionStart"), "compact", "claude-opus-5-5")},
-	"SessionStart_continue.json":                         {want: sessionStart(claudeDev(ccMain, "SessionStart"), "resume", "")},
-	"SessionStart_fork.json":                             {want: sessionStart(claudeDev("aa5cf024-0af2-4c8b-a51c-6c551a7973ea", "SessionStart"), "fork", "")},
-	"SessionStart_resume.json":                           {want: sessionStart(claudeDev(ccMain, "SessionStart"), "resume", "")},
-	"SessionStart_resume_after_kill9.json":               {want: sessionStart(claudeDev("8c46f0c7-21ff-442d-b23b-66c6896a8b12", "SessionStart"), "resume", "")},
-	"SessionStart_startup.json":                          {want: sessionStart(claudeDev(ccMain, "SessionStart"), "startup", "")},
-	"Stop.json":                                          {want: tracked(claudeDev(ccMain, "Stop"), state.EventTurnEnd)},
-	"SubagentStart.json":                                 {want: ignored(claudeDev(ccSubagent, "SubagentStart"))},
-	"SubagentStop.json":                                  {want: ignored(claudeDev(ccSubagent, "SubagentStop"))},
-	"UserPromptSubmit.json":                              {want: turnStart(claudeDev(ccMain, "UserPromptSubmit"), "say hi")},
-	"interactive_Notification.json":                      {want: ignored(claudeHarness(ccTUI, "Notification"))},
+	"BashToolCommand_not_a_hook.json":      {err: ErrMissingSessionID},
+	"PostCompact.json":                     {want: ignored(claudeDev(ccMain, "PostCompact"))},
+	"PreCompact.json":                      {want: ignored(claudeDev(ccMain, "PreCompact"))},
+	"PostToolUse_Agent.json":               {want: waitOver(claudeDev(ccSubagent, "PostToolUse"), "Agent")},
+	"PostToolUse_Bash.json":                {want: waitOver(claudeDev(ccBash, "PostToolUse"), "Bash")},
+	"PostToolUse_Write.json":               {want: waitOver(claudeDev(ccWrite, "PostToolUse"), "Write")},
+	"PreToolUse_Agent.json":                {want: ignored(claudeDev(ccSubagent, "PreToolUse"))},
+	"PreToolUse_Bash.json":                 {want: ignored(claudeDev(ccBash, "PreToolUse"))},
+	"PreToolUse_Write.json":                {want: ignored(claudeDev(ccWrite, "PreToolUse"))},
+	"SessionEnd.json":                      {want: sessionEnd(claudeDev(ccMain, "SessionEnd"), "other")},
+	"SessionEnd_sighup.json":               {want: sessionEnd(claudeDev("27c2c105-a802-4bd7-82a1-d0710776299b", "SessionEnd"), "other")},
+	"SessionEnd_sigint.json":               {want: sessionEnd(claudeDev("4082aa9e-41b9-4356-a84c-43656e2db9ef", "SessionEnd"), "other")},
+	"SessionEnd_sigterm.json":              {want: sessionEnd(claudeDev("3c3fe698-0500-4659-a364-4f8d846b2de1", "SessionEnd"), "other")},
+	"SessionStart_compact.json":            {want: sessionStart(claudeDev(ccMain, "SessionStart"), "compact", "claude-opus-5-5")},
+	"SessionStart_continue.json":           {want: sessionStart(claudeDev(ccMain, "SessionStart"), "resume", "")},
+	"SessionStart_fork.json":               {want: sessionStart(claudeDev("aa5cf024-0af2-4c8b-a51c-6c551a7973ea", "SessionStart"), "fork", "")},
+	"SessionStart_resume.json":             {want: sessionStart(claudeDev(ccMain, "SessionStart"), "resume", "")},
+	"SessionStart_resume_after_kill9.json": {want: sessionStart(claudeDev("8c46f0c7-21ff-442d-b23b-66c6896a8b12", "SessionStart"), "resume", "")},
+	"SessionStart_startup.json":            {want: sessionStart(claudeDev(ccMain, "SessionStart"), "startup", "")},
+	"Stop.json":                            {want: tracked(claudeDev(ccMain, "Stop"), state.EventTurnEnd)},
+	"SubagentStart.json":                   {want: ignored(claudeDev(ccSubagent, "SubagentStart"))},
+	"SubagentStop.json":                    {want: ignored(claudeDev(ccSubagent, "SubagentStop"))},
+	"UserPromptSubmit.json":                {want: turnStart(claudeDev(ccMain, "UserPromptSubmit"), "say hi")},
+	// Auto mode could not decide: the user must (kind permission).
+	"interactive_Notification.json": {want: waits(claudeHarness(ccTUI, "Notification"), state.WaitPermission, "", "")},
+	// The dialog still open 6 s on: a reminder, with nothing of the tool.
+	"interactive_Notification_permission_prompt.json": {want: waits(claudeDev(ccDialog, "Notification"), state.WaitPermission, "", "")},
+	"interactive_Notification_idle_prompt.json":       {want: waits(claudeDev(ccIdle, "Notification"), state.WaitInput, "", "")},
+	"interactive_PermissionRequest_Bash.json": {want: waits(claudeDev(ccDialog, "PermissionRequest"), state.WaitPermission,
+		"Bash `echo hi > f.txt; date +%s.%N > bash_ran_at.txt`", "Bash")},
+	"interactive_PermissionRequest_AskUserQuestion.json": {want: waits(claudeDev(ccAsk, "PermissionRequest"), state.WaitQuestion,
+		"Which file shall I write?", "AskUserQuestion")},
+	"interactive_PostToolUse_Bash_after_approval.json":   {want: waitOver(claudeDev(ccDialog, "PostToolUse"), "Bash")},
+	"interactive_PostToolUse_AskUserQuestion.json":       {want: waitOver(claudeDev(ccAsk, "PostToolUse"), "AskUserQuestion")},
+	"interactive_PreToolUse_Bash_default_mode.json":      {want: ignored(claudeDev(ccDialog, "PreToolUse"))},
 	"interactive_SessionEnd_clear.json":                  {want: sessionEnd(claudeHarness(ccTUI, "SessionEnd"), "clear")},
 	"interactive_SessionEnd_tui1_other.json":             {want: sessionEnd(claudeHarness(ccTUI1, "SessionEnd"), "other")},
 	"interactive_SessionEnd_tui2_prompt_input_exit.json": {want: sessionEnd(claudeHarness(ccTUI2, "SessionEnd"), "prompt_input_exit")},
@@ -212,6 +241,7 @@ const (
 	cpVS    = "b57dcb3f-b141-4ce5-b1a6-1c4634303775"
 	cpVSErr = "0a0ed554-ffd4-4c94-981c-590a2fef4794"
 	cpVSRun = "295c068c-6dc0-4c1f-9b16-45e246afbb70"
+	cpAsk   = "a9811919-6031-4620-a8fd-94449c1d2d7d" // the TUI's ask_user
 )
 
 // mockFailure is what the model mock answers a MOCK_FAIL prompt with: an
@@ -237,6 +267,13 @@ func samples() []sample {
 			TranscriptPath: "/home/dev/.codex/sessions/2026/11/24/rollout-2026-11-24T00-40-56-" + cxJoin + ".jsonl"}
 	}
 	noModel := func(e Event) Event { return set(e, func(e *Event) { e.Model = "" }) }
+	day28 := func(id, native, rollout string) Event {
+		return Event{Agent: "codex", Native: native, SessionID: id, Cwd: devCwd, Model: "mock-model",
+			TranscriptPath: "/home/dev/.codex/sessions/2026/11/28/rollout-2026-11-28T" + rollout + "-" + id + ".jsonl"}
+	}
+	dialog := func(native string) Event { return day28("01a2207e-7b9a-7a50-9ad5-1b63f8d40ab4", native, "04-51-29") }
+	plan := func(native string) Event { return day28("01a22091-bb36-7d41-93c0-f1fdbac34b9a", native, "05-12-31") }
+	const planTurn = "01a22091-c8da-7641-8e39-214378aabd04"
 	const (
 		execTurn = "01a209fb-0895-7c41-9d9c-7ff27f8a21b8"
 		toolTurn = "01a209fb-1e80-7f43-8ca0-1fba44c7c8db"
@@ -257,6 +294,12 @@ func samples() []sample {
 		}
 		return Event{Agent: "gemini", Native: native, SessionID: id, Cwd: devCwd, Key: "2026-11-23T" + at + "Z",
 			TranscriptPath: "/home/dev/.gemini/tmp/project/chats/session-2026-11-23T" + minute + "-" + id[:8] + ".jsonl"}
+	}
+
+	gemAsk := func(native, at string) Event {
+		const id = "f9dc80c8-b4eb-47c2-bcc6-3141f97434e4"
+		return Event{Agent: "gemini", Native: native, SessionID: id, Cwd: devCwd, Key: "2026-11-28T" + at + "Z",
+			TranscriptPath: "/home/dev/.gemini/tmp/project/chats/session-2026-11-28T05-11-" + id[:8] + ".jsonl"}
 	}
 
 	cop := func(id, native, key string) Event {
@@ -292,7 +335,20 @@ func samples() []sample {
 			want: key(turnStart(join("UserPromptSubmit"), "after resume two"), joinTurn)},
 		{agent: "codex", file: "recorded/codex/Stop_tui_resume_joins_turn.json", want: key(tracked(join("Stop"), state.EventTurnEnd), joinTurn)},
 		{agent: "codex", file: "recorded/codex/PreToolUse_Bash.json", want: key(ignored(tool("PreToolUse")), toolTurn)},
-		{agent: "codex", file: "recorded/codex/PostToolUse_Bash.json", want: key(ignored(tool("PostToolUse")), toolTurn)},
+		{agent: "codex", file: "recorded/codex/PostToolUse_Bash.json", want: key(waitOver(tool("PostToolUse"), "Bash"), toolTurn)},
+		// The TUI asked to run a write outside its sandbox (approval
+		// policy on-request): approved, then asked again and denied (Esc).
+		{agent: "codex", file: "recorded/codex/PermissionRequest_tui_escalated.json", want: key(waits(dialog("PermissionRequest"),
+			state.WaitPermission, "Bash `printf 'written by the agent\\n' > 'a.txt'`", "Bash"), "01a2207e-7d0c-7930-b347-ca45d506a891")},
+		{agent: "codex", file: "recorded/codex/PostToolUse_tui_after_approval.json",
+			want: key(waitOver(dialog("PostToolUse"), "Bash"), "01a2207e-7d0c-7930-b347-ca45d506a891")},
+		{agent: "codex", file: "recorded/codex/Interrupt_tui_deny.json",
+			want: key(tracked(dialog("Interrupt"), state.EventTurnEnd), "01a2207e-9366-7a21-a6c6-2f5057195ebf")},
+		// Plan mode: the model asks the user through request_user_input.
+		{agent: "codex", file: "recorded/codex/PreToolUse_tui_request_user_input.json", want: key(waits(plan("PreToolUse"),
+			state.WaitQuestion, "Which file shall I write?", "request_user_input"), planTurn)},
+		{agent: "codex", file: "recorded/codex/PostToolUse_tui_request_user_input.json",
+			want: key(waitOver(plan("PostToolUse"), "request_user_input"), planTurn)},
 		{agent: "codex", file: "recorded/codex/Stop.json", want: key(tracked(exec("Stop"), state.EventTurnEnd), execTurn)},
 		{agent: "codex", file: "recorded/codex/Stop_after_tool.json", want: key(tracked(tool("Stop"), state.EventTurnEnd), toolTurn)},
 		// A cancelled turn ends the turn, not the session.
@@ -325,9 +381,13 @@ func samples() []sample {
 		{agent: "gemini", file: "recorded/gemini/AfterModel.json", want: ignored(gem(gmMain, "AfterModel", "20:07:28.264"))},
 		{agent: "gemini", file: "recorded/gemini/BeforeToolSelection.json", want: ignored(gem(gmMain, "BeforeToolSelection", "20:07:27.579"))},
 		{agent: "gemini", file: "recorded/gemini/BeforeTool_write_file.json", want: ignored(gem(gmWrite, "BeforeTool", "20:07:37.647"))},
-		{agent: "gemini", file: "recorded/gemini/AfterTool_write_file.json", want: ignored(gem(gmWrite, "AfterTool", "20:07:38.316"))},
+		{agent: "gemini", file: "recorded/gemini/AfterTool_write_file.json", want: waitOver(gem(gmWrite, "AfterTool", "20:07:38.316"), "write_file")},
 		{agent: "gemini", file: "recorded/gemini/Notification_ToolPermission.json",
-			want: ignored(gem(gmTUI, "Notification", "20:08:08.841"))},
+			want: waits(gem(gmTUI, "Notification", "20:08:08.841"), state.WaitPermission, "Edit `w.txt`", "")},
+		// ask_user's confirmation says nothing of the question.
+		{agent: "gemini", file: "recorded/gemini/Notification_ToolPermission_ask_user.json",
+			want: waits(gemAsk("Notification", "05:11:35.179"), state.WaitQuestion, "", "")},
+		{agent: "gemini", file: "recorded/gemini/AfterTool_ask_user.json", want: waitOver(gemAsk("AfterTool", "05:11:39.283"), "ask_user")},
 		{agent: "gemini", file: "recorded/gemini/PreCompress_auto.json", want: ignored(gem(gmMain, "PreCompress", "20:07:26.289"))},
 
 		// camelCase payloads do not name their event: the argument does.
@@ -347,10 +407,18 @@ func samples() []sample {
 			want: failed(cop(cpFail, "errorOccurred", "1795463272026"), mockFailure)},
 		{agent: "copilot", file: "recorded/copilot/sessionEnd_error.json", eventArg: "sessionEnd", want: sessionEnd(cop(cpFail, "sessionEnd", "1795463272510"), "error")},
 		{agent: "copilot", file: "recorded/copilot/preToolUse_bash.json", eventArg: "preToolUse", want: ignored(cop(cpBash, "preToolUse", "1795463265222"))},
-		{agent: "copilot", file: "recorded/copilot/postToolUse_bash.json", eventArg: "postToolUse", want: ignored(cop(cpBash, "postToolUse", "1795463266369"))},
+		{agent: "copilot", file: "recorded/copilot/postToolUse_bash.json", eventArg: "postToolUse", want: waitOver(cop(cpBash, "postToolUse", "1795463266369"), "bash")},
 		{agent: "copilot", file: "recorded/copilot/permissionRequest_bash.json", eventArg: "permissionRequest", want: ignored(cop(cpBash, "permissionRequest", "1795463265777"))},
 		{agent: "copilot", file: "recorded/copilot/preToolUse_create.json", eventArg: "preToolUse", want: ignored(cop(cpEdit, "preToolUse", "1795463258134"))},
-		{agent: "copilot", file: "recorded/copilot/postToolUse_create.json", eventArg: "postToolUse", want: ignored(cop(cpEdit, "postToolUse", "1795463259182"))},
+		{agent: "copilot", file: "recorded/copilot/postToolUse_create.json", eventArg: "postToolUse", want: waitOver(cop(cpEdit, "postToolUse", "1795463259182"), "create")},
+		// The TUI's prompts: only they notify (permissionRequest fires for
+		// calls the rules approve as well).
+		{agent: "copilot", file: "recorded/copilot/notification_permission_prompt.json", eventArg: "notification",
+			want: waits(cop("b32f8ef3-a05a-4696-ae8d-d034ee826ec5", "Notification", "1795841871717"), state.WaitPermission, "Edit file: a.txt", "")},
+		{agent: "copilot", file: "recorded/copilot/notification_elicitation_dialog.json", eventArg: "notification",
+			want: waits(cop(cpAsk, "Notification", "1795842446605"), state.WaitQuestion, "Information requested", "")},
+		{agent: "copilot", file: "recorded/copilot/postToolUse_ask_user.json", eventArg: "postToolUse",
+			want: waitOver(cop(cpAsk, "postToolUse", "1795842453110"), "ask_user")},
 		{agent: "copilot", file: "recorded/copilot/permissionRequest_edit.json", eventArg: "permissionRequest", want: ignored(cop(cpEdit, "permissionRequest", "1795463258598"))},
 		{agent: "copilot", file: "recorded/copilot/sessionStart.json", err: ErrNoEvent},
 		// The VS Code compatible format names its event.
@@ -362,7 +430,7 @@ func samples() []sample {
 			want: failed(cop(cpVSErr, "ErrorOccurred", "2026-11-23T19:48:13.675Z"), mockFailure)},
 		{agent: "copilot", file: "recorded/copilot/SessionEnd_vscode_error.json", want: sessionEnd(cop(cpVSErr, "SessionEnd", "2026-11-23T19:48:14.190Z"), "error")},
 		{agent: "copilot", file: "recorded/copilot/PreToolUse_vscode_Bash.json", want: ignored(cop(cpVSRun, "PreToolUse", "2026-11-23T19:48:08.385Z"))},
-		{agent: "copilot", file: "recorded/copilot/PostToolUse_vscode_Bash.json", want: ignored(cop(cpVSRun, "PostToolUse", "2026-11-23T19:48:09.326Z"))},
+		{agent: "copilot", file: "recorded/copilot/PostToolUse_vscode_Bash.json", want: waitOver(cop(cpVSRun, "PostToolUse", "2026-11-23T19:48:09.326Z"), "Bash")},
 		// camelCase despite its name: it names no event, the argument does.
 		{agent: "copilot", file: "recorded/copilot/PermissionRequest_vscode_bash.json", eventArg: "PermissionRequest",
 			want: ignored(cop(cpVSRun, "PermissionRequest", "1795463288845"))},
@@ -403,7 +471,7 @@ func samples() []sample {
 // chains and OpenCode's plugin events (not an adapter yet).
 func notAPayload(path string) bool {
 	return strings.Contains(path, "process_chain") || strings.Contains(path, "process-chain") ||
-		strings.Contains(path, "/records/") || strings.Contains(path, "/opencode/")
+		strings.Contains(path, "/records/") || strings.Contains(path, "/opencode/") || strings.Contains(path, "/sessions/")
 }
 
 func TestSamples(t *testing.T) {
@@ -577,10 +645,10 @@ func TestHugePayload(t *testing.T) {
 	if ev.Kind != state.EventTurnStart || ev.Prompt != prompt {
 		t.Fatalf("Parse = kind %q, prompt of %d bytes; want turn-start with the %d-byte prompt", ev.Kind, len(ev.Prompt), len(prompt))
 	}
-	// A huge tool payload we ignore decodes as well.
-	tool := `{"session_id":"big-1","hook_event_name":"PostToolUse","tool_response":{"stdout":` + string(quoted) + `}}`
-	if ev, err := Parse("claude-code", "", []byte(tool), nil); err != nil || !ev.Ignore {
-		t.Fatalf("huge tool payload: %+v, %v; want ignored", ev, err)
+	// A huge tool output decodes as well: its tool's end is a wait's.
+	tool := `{"session_id":"big-1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":` + string(quoted) + `}}`
+	if ev, err := Parse("claude-code", "", []byte(tool), nil); err != nil || ev.Kind != state.EventWaitOver || ev.Wait.Key != "Bash" {
+		t.Fatalf("huge tool payload: %+v, %v; want the end of a wait on Bash", ev, err)
 	}
 	// The same prompt cut off midway is refused, never half-recorded.
 	if _, err := Parse("claude-code", "", []byte(payload[:len(payload)/2]), nil); !errors.Is(err, ErrNotJSON) {

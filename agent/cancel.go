@@ -103,6 +103,27 @@ func scanTurn(root, path string, from int64, fn func(line []byte)) {
 	}
 }
 
+// ReviewerAnswers reports whether the agent's own automatic reviewer, not
+// its user, answers the permission requests of its running turn, as the
+// agent wrote into its transcript (root and path as for TurnCancelled):
+// Codex fires PermissionRequest before its reviewer (approvals_reviewer
+// auto_review) decides, and its user never sees that request. The last
+// statement in the transcript's tail counts; false when there is none, or
+// the agent has no such reviewer.
+func ReviewerAnswers(agentName, root, path string) bool {
+	a, found := find(agentName)
+	if !found || a.reviewer == nil {
+		return false
+	}
+	auto := false
+	scanTurn(root, path, 0, func(line []byte) {
+		if a, ok := a.reviewer(line); ok {
+			auto = a
+		}
+	})
+	return auto
+}
+
 // EndTurnFromTranscript ends the running turn of a session loaded under
 // its lock when its transcript says it ended (readTurnEnd; a failure only
 // with failures): it appends the turn-end record the agent never sent, at
@@ -112,7 +133,7 @@ func scanTurn(root, path string, from int64, fn func(line []byte)) {
 // the sweep for a session it finds active.
 func EndTurnFromTranscript(tx *state.Tx, at time.Time, head string, failures bool) (TurnEnd, error) {
 	s := tx.Session
-	if s.Phase != state.PhaseActive {
+	if !s.TurnRunning() {
 		return TurnEnd{}, nil
 	}
 	end := readTurnEnd(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, failures)

@@ -205,3 +205,79 @@ func TestTurnEndFailure(t *testing.T) {
 		t.Errorf("an error, then a cancel: readTurnEnd = %+v, want cancelled", got)
 	}
 }
+
+// Gemini CLI's chat after a tool's confirmation was denied (recorded from
+// the real TUI): the call cancelled, then "Request cancelled.", and no
+// AfterAgent.
+func TestTurnCancelledGemini(t *testing.T) {
+	recorded, err := os.ReadFile(filepath.Join("testdata", "recorded", "gemini", "transcript_tui_deny.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	chat := string(recorded)
+	info := strings.Index(chat, `{"id":"eced372d`)
+	if info < 0 {
+		t.Fatal("the recording lacks its info entry")
+	}
+	denied := filepath.Join(dir, "denied.jsonl")
+	waiting := filepath.Join(dir, "waiting.jsonl")
+	if err := os.WriteFile(denied, recorded, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(waiting, recorded[:info], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !TurnCancelled("gemini", dir, denied, 0) || TurnCancelled("gemini", dir, waiting, 0) {
+		t.Error("Gemini's denied confirmation: the cancel is not read, or read where there is none")
+	}
+	for line, want := range map[string]bool{
+		`{"id":"x","timestamp":"2026-11-28T04:56:47.455Z","type":"info","content":"Request cancelled."}`: true,
+		`{"type":"user","content":[{"text":"Request cancelled."}]}`:                                      false,
+		`{"type":"info","content":"Request cancelled. Retrying"}`:                                        false,
+	} {
+		if got := geminiCancelled([]byte(line)); got != want {
+			t.Errorf("geminiCancelled(%s) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// ReviewerAnswers reads the turn settings Codex wrote into its rollout
+// (recorded from the real TUI: approvals_reviewer "user"); the same line
+// with "auto_review" is Codex's automatic reviewer answering.
+func TestReviewerAnswers(t *testing.T) {
+	recorded, err := os.ReadFile(filepath.Join("testdata", "recorded", "codex", "transcript_tui_turn_context.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(recorded), `"approvals_reviewer":"user"`) {
+		t.Fatal("the recording does not say who reviews")
+	}
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	auto := strings.Replace(string(recorded), `"approvals_reviewer":"user"`, `"approvals_reviewer":"auto_review"`, 1)
+	user := write("user.jsonl", string(recorded))
+	reviewed := write("auto.jsonl", auto)
+	// The last turn's settings count: a session switched back to its user.
+	switched := write("switched.jsonl", auto+string(recorded))
+	for _, tc := range []struct {
+		name, agent, path string
+		want              bool
+	}{
+		{"the user reviews", "codex", user, false},
+		{"the automatic reviewer", "codex", reviewed, true},
+		{"switched back to the user", "codex", switched, false},
+		{"no transcript", "codex", "", false},
+		{"an agent without a reviewer", "claude-code", reviewed, false},
+	} {
+		if got := ReviewerAnswers(tc.agent, dir, tc.path); got != tc.want {
+			t.Errorf("%s: ReviewerAnswers = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

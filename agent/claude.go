@@ -9,8 +9,9 @@ func claudeCode() adapter {
 	return adapter{
 		info:   Info{Name: name, Display: "Claude Code", OwnerEnv: "CLAUDE_PID", Binary: "claude"},
 		tracks: snakeTracks,
-		parse: func(ev *Event, payload []byte) error {
-			w, err := decodeSnake(name, ev, payload)
+		waits:  claudeWaits,
+		parse: func(ev *Event, payload []byte, wf *waitFields) error {
+			w, err := decodeSnake(name, ev, payload, wf)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/tetherdev/tether/state"
+import (
+	"bytes"
+
+	"github.com/tetherdev/tether/state"
+)
 
 // notifyTurnComplete is the only notification Codex's legacy notify program
 // receives for a turn: {"type":"agent-turn-complete","thread-id":...}.
@@ -35,7 +39,8 @@ func codex() adapter {
 			_, ok := codexKind(native)
 			return ok || native == notifyTurnComplete
 		},
-		parse: func(ev *Event, payload []byte) error {
+		waits: codexWaits,
+		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w codexWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err
@@ -59,14 +64,15 @@ func codex() adapter {
 				}
 				return nil
 			}
-			if err := w.fill(name, ev); err != nil {
+			if err := w.fill(name, ev, wf); err != nil {
 				return err
 			}
 			mapSnake(ev, w.snakeWire, payload, codexKind)
 			return nil
 		},
-		resume: func(id string) []string { return append([]string{"codex", "resume"}, positional(id)...) },
-		fresh:  func(prompt string) []string { return append([]string{"codex"}, positional(prompt)...) },
+		reviewer: codexReviewer,
+		resume:   func(id string) []string { return append([]string{"codex", "resume"}, positional(id)...) },
+		fresh:    func(prompt string) []string { return append([]string{"codex"}, positional(prompt)...) },
 	}
 }
 
@@ -79,4 +85,24 @@ func codexKind(native string) (state.Event, bool) {
 		return state.EventTurnEnd, true
 	}
 	return snakeKind(native)
+}
+
+// codexReviewer reads the turn_context Codex writes into its rollout at
+// each turn: {"type":"turn_context","payload":{…,"approvals_reviewer":
+// "user"|"auto_review",…}}. With auto_review, its reviewer model answers
+// the permission requests, and the user is never asked.
+func codexReviewer(line []byte) (auto, found bool) {
+	if !bytes.Contains(line, []byte(`"turn_context"`)) {
+		return false, false
+	}
+	var typ string
+	var payload []byte
+	if decode(line, []wireField{{name: "type", str: &typ}, {name: "payload", raw: &payload}}) != nil || typ != "turn_context" {
+		return false, false
+	}
+	var reviewer string
+	if decode(payload, []wireField{{name: "approvals_reviewer", str: &reviewer}}) != nil {
+		return false, false
+	}
+	return reviewer != "" && reviewer != "user", true
 }

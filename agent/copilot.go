@@ -26,6 +26,8 @@ type copilotWire struct {
 	ErrorContextCamel   string // errorOccurred: model_call | tool_execution | ...
 	ErrorContext        string
 	Timestamp           []byte // epoch milliseconds (camelCase) or an ISO time (VS Code)
+	// What a wait signal says (see waitFields), read leniently: raw.
+	ToolNameCamel, ToolArgs, ToolName, ToolInput, NotificationType, Message, Title []byte
 	foreign
 }
 
@@ -46,6 +48,13 @@ func (w *copilotWire) fields() []wireField {
 		{name: "errorContext", str: &w.ErrorContextCamel},
 		{name: "error_context", str: &w.ErrorContext},
 		{name: "timestamp", raw: &w.Timestamp},
+		{name: "toolName", raw: &w.ToolNameCamel},
+		{name: "toolArgs", raw: &w.ToolArgs},
+		{name: "tool_name", raw: &w.ToolName},
+		{name: "tool_input", raw: &w.ToolInput},
+		{name: "notification_type", raw: &w.NotificationType},
+		{name: "message", raw: &w.Message},
+		{name: "title", raw: &w.Title},
 	}, w.foreign.fields()...)
 }
 
@@ -56,7 +65,8 @@ func copilot() adapter {
 	return adapter{
 		info:   Info{Name: name, Display: "Copilot CLI", Binary: "copilot"},
 		tracks: func(native string) bool { _, ok := copilotKind(native); return ok },
-		parse: func(ev *Event, payload []byte) error {
+		waits:  copilotWaits,
+		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w copilotWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err
@@ -72,6 +82,11 @@ func copilot() adapter {
 			ev.Cwd = w.Cwd
 			ev.TranscriptPath = firstNonEmpty(w.TranscriptPathCamel, w.TranscriptPath)
 			ev.Key = rawText(w.Timestamp)
+			*wf = waitFields{Tool: firstNonEmpty(stringOf(w.ToolNameCamel), stringOf(w.ToolName)), Input: w.ToolArgs,
+				Type: stringOf(w.NotificationType), Message: stringOf(w.Message), Title: stringOf(w.Title), Cwd: w.Cwd}
+			if len(wf.Input) == 0 {
+				wf.Input = w.ToolInput
+			}
 			kind, ok := copilotKind(ev.Native)
 			if !ok {
 				return nil

@@ -53,7 +53,7 @@ func cursor() adapter {
 	return adapter{
 		info:   Info{Name: name, Display: "Cursor", Binary: "cursor-agent"},
 		tracks: func(native string) bool { _, ok := cursorKind(native); return ok },
-		parse: func(ev *Event, payload []byte) error {
+		parse: func(ev *Event, payload []byte, _ *waitFields) error {
 			var w cursorWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err

@@ -4,9 +4,12 @@
 // OpenCode) reads the payload the agent documents for its hooks (for
 // OpenCode, which has plugins instead, the payload of tether's own plugin)
 // and maps the agent's own event names onto state's events: session-start, turn-start, turn-end,
-// session-end and error. Everything else an agent reports (tool calls,
-// subagents, notifications, compaction) comes back with Ignore set, so it is
-// never mistaken for a turn of the main session.
+// session-end and error, and the signals that the agent waits for its user
+// (wait, wait-input) or that a wait is over (wait-over), with what it waits
+// for (Event.Wait): one table per agent (waits.go), one entry per event.
+// Everything else an agent reports (tool calls that ask nothing, subagents'
+// turns, other notifications, compaction) comes back with Ignore set, so it
+// is never mistaken for a turn of the main session.
 //
 // What the package promises:
 //   - Parse is safe on any bytes: it never panics, and on success the session
@@ -29,6 +32,10 @@
 //     turn, for an agent that may kill the hook that would say so (Claude
 //     Code's StopFailure, as it exits).
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
+//     ReviewerAnswers reads, bounded and never blocking, whether the
+//     agent's own automatic reviewer answers its permission requests rather
+//     than its user (Codex's approvals_reviewer auto_review): such a
+//     request is no wait for anyone.
 //   - A payload that is plainly another agent's is refused with ErrWrongAgent
 //     rather than recorded under the wrong agent.
 //   - Response says what the hook must print on stdout for the agent's

@@ -57,6 +57,14 @@ func checkParsed(t *testing.T, agent string, ev Event, err error) {
 	case ev.Ignore:
 	case ev.Kind == state.EventSessionStart, ev.Kind == state.EventTurnStart, ev.Kind == state.EventTurnEnd,
 		ev.Kind == state.EventSessionEnd, ev.Kind == state.EventError:
+	case ev.Kind == state.EventWait, ev.Kind == state.EventWaitInput:
+		if k := ev.Wait.Kind; k != state.WaitPermission && k != state.WaitQuestion && k != state.WaitInput {
+			t.Fatalf("%s: a wait for %q", agent, k)
+		}
+		if len(ev.Wait.Detail) > maxDetail || strings.ContainsAny(ev.Wait.Detail, "\r\n") {
+			t.Fatalf("%s: wait detail %q is not one short line", agent, ev.Wait.Detail)
+		}
+	case ev.Kind == state.EventWaitOver:
 	default:
 		t.Fatalf("%s: event kind %q is neither tracked nor ignored", agent, ev.Kind)
 	}

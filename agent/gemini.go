@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/tetherdev/tether/state"
+import (
+	"bytes"
+
+	"github.com/tetherdev/tether/state"
+)
 
 // gemini is Gemini CLI's hook protocol: JSON on stdin with the same base
 // fields as Claude Code (session_id, transcript_path, cwd, hook_event_name),
@@ -12,8 +16,9 @@ func gemini() adapter {
 	return adapter{
 		info:   Info{Name: name, Display: "Gemini CLI", Binary: "gemini", QuietStderr: true},
 		tracks: func(native string) bool { _, ok := geminiKind(native); return ok },
-		parse: func(ev *Event, payload []byte) error {
-			w, err := decodeSnake(name, ev, payload)
+		waits:  geminiWaits,
+		parse: func(ev *Event, payload []byte, wf *waitFields) error {
+			w, err := decodeSnake(name, ev, payload, wf)
 			if err != nil {
 				return err
 			}
@@ -36,7 +41,8 @@ func gemini() adapter {
 			}
 			return nil
 		},
-		resume: func(id string) []string { return append([]string{"gemini"}, flagValue("--resume", "--resume", id)...) },
+		cancelled: geminiCancelled,
+		resume:    func(id string) []string { return append([]string{"gemini"}, flagValue("--resume", "--resume", id)...) },
 		fresh: func(prompt string) []string {
 			if prompt == "" {
 				return []string{"gemini"}
@@ -61,4 +67,18 @@ func geminiKind(native string) (state.Event, bool) {
 		return state.EventSessionEnd, true
 	}
 	return "", false
+}
+
+// geminiCancelled tells the entry Gemini CLI 0.61 writes into its chat
+// when the user denies a tool's confirmation (Esc, "No"): the turn stops,
+// and no AfterAgent fires. {"type":"info","content":"Request cancelled."}.
+// Esc mid-turn writes it too, and fires AfterAgent: that turn has ended
+// already when anyone reads this.
+func geminiCancelled(line []byte) bool {
+	if !bytes.Contains(line, []byte("Request cancelled.")) {
+		return false
+	}
+	var typ, content string
+	return decode(line, []wireField{{name: "type", str: &typ}, {name: "content", str: &content}}) == nil &&
+		typ == "info" && content == "Request cancelled."
 }

@@ -21,6 +21,9 @@ type opencodeWire struct {
 	Reason        string // session-end: "deleted"
 	Error         []byte // error: {name, message} as OpenCode's session.error gives it, raw
 	OpencodePID   []byte // the opencode process (process.pid in the plugin), raw
+	// A permission or question asked or answered: its request's ID, what
+	// it asks, and when the plugin heard it. Read leniently: raw.
+	RequestID, Permission, Patterns, Questions, At []byte
 	foreign
 }
 
@@ -35,6 +38,11 @@ func (w *opencodeWire) fields() []wireField {
 		{name: "reason", str: &w.Reason},
 		{name: "error", raw: &w.Error},
 		{name: "opencode_pid", raw: &w.OpencodePID},
+		{name: "request_id", raw: &w.RequestID},
+		{name: "permission", raw: &w.Permission},
+		{name: "patterns", raw: &w.Patterns},
+		{name: "questions", raw: &w.Questions},
+		{name: "at", raw: &w.At},
 	}, w.foreign.fields()...)
 }
 
@@ -49,7 +57,8 @@ func opencode() adapter {
 	return adapter{
 		info:   Info{Name: name, Display: "OpenCode", OwnerEnv: "OPENCODE_PID", Binary: "opencode", Database: true},
 		tracks: func(native string) bool { _, ok := opencodeKind(native); return ok },
-		parse: func(ev *Event, payload []byte) error {
+		waits:  opencodeWaits,
+		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w opencodeWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err
@@ -63,6 +72,8 @@ func opencode() adapter {
 			ev.SessionID = w.SessionID
 			ev.Cwd = w.Cwd
 			ev.OwnerPID = opencodePID(w.OpencodePID)
+			*wf = waitFields{Request: stringOf(w.RequestID), Permission: stringOf(w.Permission), Patterns: w.Patterns,
+				Questions: w.Questions, At: w.At, Cwd: w.Cwd}
 			kind, ok := opencodeKind(ev.Native)
 			if !ok {
 				return nil

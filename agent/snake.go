@@ -23,6 +23,8 @@ type snakeWire struct {
 	TurnID    string
 	PromptID  string
 	Timestamp []byte
+	// What a wait signal says (see waitFields), read leniently: raw.
+	ToolName, ToolInput, NotificationType, Message, Title, Details []byte
 	foreign
 }
 
@@ -43,25 +45,33 @@ func (w *snakeWire) fields() []wireField {
 		{name: "turn_id", str: &w.TurnID},
 		{name: "prompt_id", str: &w.PromptID},
 		{name: "timestamp", raw: &w.Timestamp},
+		{name: "tool_name", raw: &w.ToolName},
+		{name: "tool_input", raw: &w.ToolInput},
+		{name: "notification_type", raw: &w.NotificationType},
+		{name: "message", raw: &w.Message},
+		{name: "title", raw: &w.Title},
+		{name: "details", raw: &w.Details},
 	}, w.foreign.fields()...)
 }
 
 // decodeSnake decodes a snake_case payload and fills ev's common fields
-// from it.
-func decodeSnake(self string, ev *Event, payload []byte) (snakeWire, error) {
+// and wf from it.
+func decodeSnake(self string, ev *Event, payload []byte, wf *waitFields) (snakeWire, error) {
 	var w snakeWire
 	if err := decode(payload, w.fields()); err != nil {
 		return w, err
 	}
-	return w, w.fill(self, ev)
+	return w, w.fill(self, ev, wf)
 }
 
-// fill copies the common fields into ev, after refusing another agent's
-// payload.
-func (w *snakeWire) fill(self string, ev *Event) error {
+// fill copies the common fields into ev and what it says of a wait into
+// wf, after refusing another agent's payload.
+func (w *snakeWire) fill(self string, ev *Event, wf *waitFields) error {
 	if err := w.foreign.check(self); err != nil {
 		return err
 	}
+	*wf = waitFields{Tool: stringOf(w.ToolName), Input: w.ToolInput, Type: stringOf(w.NotificationType),
+		Message: stringOf(w.Message), Title: stringOf(w.Title), Details: w.Details, Cwd: w.Cwd}
 	if w.HookEventName != "" {
 		ev.Native = w.HookEventName
 	}

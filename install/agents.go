@@ -58,17 +58,19 @@ var agentSpecs = []agentSpec{
 	{
 		name: "claude-code", project: ".claude/settings.json", user: ".claude/settings.json", marker: ".claude",
 		layout: nested, matcher: true, timeoutKey: "timeout", timeout: seconds(10),
-		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "SessionEnd",
+			"PermissionRequest", "Notification", "Elicitation", "PostToolUse", "PostToolUseFailure", "ElicitationResult"},
 	},
 	{
 		name: "gemini", project: ".gemini/settings.json", user: ".gemini/settings.json", marker: ".gemini",
 		layout: nested, entryName: "tether", enableFlag: true, timeoutKey: "timeout", timeout: seconds(10000), // ms
-		events: []string{"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
+		events: []string{"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd", "Notification", "AfterTool"},
 	},
 	{
 		name: "codex", project: ".codex/hooks.json", user: ".codex/hooks.json", marker: ".codex",
 		layout: nested, timeoutKey: "timeout", timeout: codexTimeout,
-		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "Interrupt", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "Interrupt", "SessionEnd",
+			"PermissionRequest", "PreToolUse", "PostToolUse"},
 	},
 	{
 		name: "cursor", project: ".cursor/hooks.json", user: ".cursor/hooks.json", marker: ".cursor",
@@ -78,15 +80,17 @@ var agentSpecs = []agentSpec{
 	{
 		name: "copilot", project: ".github/hooks/tether.json", user: ".copilot/hooks/tether.json", marker: ".github/hooks",
 		layout: flat, version: true, bashPwsh: true, timeoutKey: "timeoutSec", timeout: seconds(10),
-		events: []string{"sessionStart", "userPromptSubmitted", "agentStop", "errorOccurred", "sessionEnd"},
+		events: []string{"sessionStart", "userPromptSubmitted", "agentStop", "errorOccurred", "sessionEnd", "notification", "postToolUse"},
 	},
 	{
 		// The events are the plugin's own names for what it hears:
 		// session.created, chat.message, session.idle, session.error,
-		// session.deleted (see opencode_plugin.js).
+		// session.deleted, permission.asked and .replied, question.asked,
+		// .replied and .rejected (see opencode_plugin.js).
 		name: "opencode", project: ".opencode/plugins/tether.js", user: ".config/opencode/plugins/tether.js",
 		marker: ".opencode", userMarker: ".config/opencode", layout: plugin,
-		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd"},
+		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd",
+			"permissionAsked", "permissionReplied", "questionAsked", "questionReplied", "questionRejected"},
 	},
 }
 

@@ -171,7 +171,9 @@ func TestOpenCodePluginRuns(t *testing.T) {
 	hook := filepath.Join(tmp, "tether-hook")
 	// One file per call (the calls run at once): the arguments,
 	// OPENCODE_PID, then the payload.
-	writeExec(t, hook, "#!/bin/sh\nf="+shQuote(calls)+"/$$\n{ printf '%s %s %s ' \"$1\" \"$2\" \"$OPENCODE_PID\"; cat; } >$f.tmp && mv $f.tmp $f.call\n")
+	// Each also appends its event to order.log once it is done.
+	writeExec(t, hook, "#!/bin/sh\nf="+shQuote(calls)+"/$$\n{ printf '%s %s %s ' \"$1\" \"$2\" \"$OPENCODE_PID\"; cat; } >$f.tmp && mv $f.tmp $f.call\n"+
+		"sleep 0.05; echo $$ >>"+shQuote(filepath.Join(tmp, "order.log"))+"\n")
 	if err := os.WriteFile(filepath.Join(tmp, "tether.mjs"), opencodePlugin(hook), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +200,18 @@ await ev(` + rec("session.idle") + `)
 await ev(` + rec("session.error_MessageAbortedError") + `)
 await ev({ type: "session.created", properties: { info: { id: "ses_child", parentID: "ses_x" } } })
 await ev({ type: "session.idle", properties: { sessionID: "ses_child" } })
+await ev(` + rec("permission.asked") + `)
+await ev(` + rec("permission.replied_once") + `)
+await ev(` + rec("question.asked") + `)
+await ev(` + rec("question.rejected") + `)
+await ev({ type: "session.created", properties: { info: { id: "ses_task", parentID: "ses_df60946cfffeUTVCV17CUz363e" } } })
+await ev({ type: "permission.asked", properties: { id: "per_task", sessionID: "ses_task", permission: "bash", patterns: ["ls"] } })
 await ev({ type: "session.deleted", properties: { info: { id: "ses_df60946cfffeUTVCV17CUz363e" } } })
 await ev({ type: "session.idle", properties: {} })
 await ev({})
 await hooks["chat.message"]({}, {})
+// OpenCode lives on while a session's wait signals run one after the other.
+await new Promise((r) => setTimeout(r, 3000))
 `
 	if err := os.WriteFile(filepath.Join(tmp, "driver.mjs"), []byte(driver), 0o644); err != nil {
 		t.Fatal(err)
@@ -216,17 +226,30 @@ await hooks["chat.message"]({}, {})
 		failed  = "ses_df6090fb8ffe4HTAfN4rJMLavy"
 		aborted = "ses_df608c64bffeQEG24rQ1B6UpUD"
 	)
+	const (
+		permitted = "ses_ddf78f9fdffeCATSiZFNFmS38G"
+		asked     = "ses_ddf70b122ffeaAwEGLLHWiSKqu"
+	)
 	want := []struct {
 		native, session string
 		kind            state.Event
 		prompt, reason  string
+		wait            state.Wait // Since: set when the plugin passes a time
 	}{
-		{"sessionStart", main, state.EventSessionStart, "", ""},
-		{"turnStart", main, state.EventTurnStart, `"say hi"`, ""},
-		{"error", failed, state.EventError, "", "APIError: mock failure (MOCK_FAIL)"},
-		{"turnEnd", main, state.EventTurnEnd, "", ""},
-		{"error", aborted, state.EventTurnEnd, "", ""}, // Esc Esc: not a failure
-		{"sessionEnd", main, state.EventSessionEnd, "", "deleted"},
+		{"sessionStart", main, state.EventSessionStart, "", "", state.Wait{}},
+		{"turnStart", main, state.EventTurnStart, `"say hi"`, "", state.Wait{}},
+		{"error", failed, state.EventError, "", "APIError: mock failure (MOCK_FAIL)", state.Wait{}},
+		{"turnEnd", main, state.EventTurnEnd, "", "", state.Wait{}},
+		{"error", aborted, state.EventTurnEnd, "", "", state.Wait{}}, // Esc Esc: not a failure
+		{"sessionEnd", main, state.EventSessionEnd, "", "deleted", state.Wait{}},
+		{"permissionAsked", permitted, state.EventWait, "", "",
+			state.Wait{Kind: state.WaitPermission, Detail: "edit `a.txt`", Key: "per_22087c5bb001uFEzi4EnJ6nPKX"}},
+		{"permissionReplied", permitted, state.EventWaitOver, "", "", state.Wait{Key: "per_22087c5bb001uFEzi4EnJ6nPKX"}},
+		{"questionAsked", asked, state.EventWait, "", "",
+			state.Wait{Kind: state.WaitQuestion, Detail: "Which file shall I write?", Key: "que_2208f90f600133uaz307uUB69f"}},
+		{"questionRejected", asked, state.EventWaitOver, "", "", state.Wait{Key: "que_2208fe4d500122hr4U0x51hB5Q"}},
+		// A subagent's dialog is its parent session's wait.
+		{"permissionAsked", main, state.EventWait, "", "", state.Wait{Kind: state.WaitPermission, Detail: "bash `ls`", Key: "per_task"}},
 	}
 	var lines []string
 	deadline := time.Now().Add(10 * time.Second) // the hooks run detached
@@ -253,6 +276,18 @@ await hooks["chat.message"]({}, {})
 		}
 		byEvent[f[1]+" "+ev.SessionID] = f
 	}
+	// A session's waits ran in the order OpenCode sent them, each hook
+	// after the one before had exited.
+	pos := map[string]int{}
+	for i, pid := range strings.Fields(readFile(t, filepath.Join(tmp, "order.log"))) {
+		f := strings.SplitN(readFile(t, filepath.Join(calls, pid+".call")), " ", 4)
+		if ev, err := agent.Parse("opencode", f[1], []byte(f[3]), nil); err == nil {
+			pos[f[1]+" "+ev.SessionID] = i
+		}
+	}
+	if pos["permissionReplied "+permitted] < pos["permissionAsked "+permitted] || pos["questionRejected "+asked] < pos["questionAsked "+asked] {
+		t.Errorf("the waits' hooks ran out of order: %v", pos)
+	}
 	for _, w := range want {
 		f := byEvent[w.native+" "+w.session]
 		if f == nil {
@@ -266,7 +301,14 @@ await hooks["chat.message"]({}, {})
 			PID int `json:"opencode_pid"`
 		}
 		json.Unmarshal([]byte(f[3]), &payload)
-		if ev.SessionID != w.session || ev.Kind != w.kind || ev.Prompt != w.prompt || ev.Reason != w.reason ||
+		got := ev.Wait
+		if w.wait != (state.Wait{}) {
+			if got.Since.IsZero() {
+				t.Errorf("%s: no time for the wait signal", w.native)
+			}
+			got.Since = time.Time{}
+		}
+		if ev.SessionID != w.session || ev.Kind != w.kind || ev.Prompt != w.prompt || ev.Reason != w.reason || got != w.wait ||
 			ev.Cwd != tmp || ev.OwnerPID != payload.PID || ev.OwnerPID <= 0 || f[2] != strconv.Itoa(payload.PID) {
 			t.Errorf("%s: %+v (OPENCODE_PID %s), want %+v", w.native, ev, f[2], w)
 		}

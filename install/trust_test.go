@@ -76,8 +76,8 @@ func TestCodexTrust(t *testing.T) {
 		t.Errorf("notes %q: want one saying how to trust tether's hooks", res.Notes)
 	}
 	probs := Check(opts)
-	if len(probs) != 1 || !strings.Contains(probs[0].What, "Codex will skip 5 of tether's hooks") || probs[0].Fix != nil {
-		t.Fatalf("doctor: %+v; want the 5 untrusted hooks, with no fix unless asked to trust", probs)
+	if len(probs) != 1 || !strings.Contains(probs[0].What, "Codex will skip 8 of tether's hooks") || probs[0].Fix != nil {
+		t.Fatalf("doctor: %+v; want the 8 untrusted hooks, with no fix unless asked to trust", probs)
 	}
 
 	opts.Trust = true
@@ -109,7 +109,7 @@ func TestCodexTrust(t *testing.T) {
 	// finds them, and install rewrites them and renews their trust.
 	hooksFile := filepath.Join(dir, ".codex", "hooks.json")
 	writeFile(t, hooksFile, merged(t, spec(t, "codex"), readFile(t, hooksFile), hookExe(t)))
-	if probs := Check(opts); len(probs) != 2 || !strings.Contains(probs[0].What, "a path on one machine") || !strings.Contains(probs[1].What, "Codex will skip 5") {
+	if probs := Check(opts); len(probs) != 2 || !strings.Contains(probs[0].What, "a path on one machine") || !strings.Contains(probs[1].What, "Codex will skip 8") {
 		t.Errorf("doctor with the old entries: %+v; want them, and their trust missing", probs)
 	}
 	moved := opts
@@ -119,8 +119,8 @@ func TestCodexTrust(t *testing.T) {
 	if probs := Check(moved); len(probs) != 0 {
 		t.Errorf("doctor after reinstall: %+v", probs)
 	}
-	if n := strings.Count(readFile(t, cfgPath), "[hooks.state."); n != 5 {
-		t.Errorf("config.toml has %d trust records, want 5 (renewed in place)", n)
+	if n := strings.Count(readFile(t, cfgPath), "[hooks.state."); n != 8 {
+		t.Errorf("config.toml has %d trust records, want 8 (renewed in place)", n)
 	}
 
 	if _, err := Uninstall(moved); err != nil {

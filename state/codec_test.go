@@ -165,6 +165,7 @@ func TestFieldNamesMatchTags(t *testing.T) {
 		names []string
 	}{
 		{reflect.TypeFor[Session](), sessionNames},
+		{reflect.TypeFor[Wait](), waitNames},
 		{reflect.TypeFor[proclive.Identity](), identityNames},
 		{reflect.TypeFor[CheckpointRef](), checkpointNames},
 		{reflect.TypeFor[GitHubLink](), githubNames},
@@ -191,6 +192,9 @@ var sessionCases = []string{
 	// A repeated object merges into the first; a repeated array reuses its elements.
 	`{"version":1,"id":"x","owner":{"os":"linux","pid":1},"owner":{"name":"claude"}}`,
 	`{"version":1,"id":"x","github":{"repo":"o/r","issue":1},"GitHub":{"pr":2}}`,
+	`{"version":1,"id":"x","phase":"waiting","waiting":{"since":"2026-01-01T00:00:00Z","kind":"permission","detail":"Bash ` + "`npm test`" + `","key":"Bash"}}`,
+	`{"version":1,"id":"x","waiting":{"kind":"question"},"Waiting":{"detail":"why?"},"waiting":null}`,
+	`{"version":1,"id":"x","waiting":{"since":1}}`, `{"version":1,"id":"x","waiting":[]}`,
 	`{"version":1,"id":"x","checkpoints":[{"id":"a","linked":["1","2"]},{"id":"b"}],"checkpoints":[{"linked":[null]}]}`,
 	`{"version":1,"id":"x","checkpoints":[{"id":"a"},{"id":"b"},{"id":"c"}],"checkpoints":[{}],"checkpoints":[null,null,{}]}`,
 	`{"version":1,"id":"x","checkpoints":[{"id":"a"}],"checkpoints":[],"checkpoints":[null]}`,
@@ -286,13 +290,14 @@ func TestEncodeSessionMatchesReference(t *testing.T) {
 	full.ResumableReason, full.EndReason, full.EndNote, full.LastError = "r", EndInterrupted, "a <note> & more", "e"
 	full.EndedAt, full.Interrupted = full.UpdatedAt.In(time.FixedZone("", 3600)), true
 	full.Owner.Interactive = true
+	full.Phase, full.Waiting = PhaseWaiting, &Wait{Since: full.UpdatedAt, Kind: WaitPermission, Detail: "Bash `go test <./...>`", Key: "Bash"}
 	full.Checkpoints = []CheckpointRef{{ID: "c1"}, {ID: "c2", Linked: []string{"abc", "def"}}, {Linked: []string{}}}
 	full.GitHub = &GitHubLink{Repo: "o/r", Host: "github.com", Issue: 1, PR: 2, State: "pr-merged", Note: "n",
 		CheckedAt: full.StartedAt, LastError: "x", RetryAt: full.UpdatedAt}
 	full.extra = map[string]json.RawMessage{"zz": json.RawMessage(" [ 1 , \"a b\" ] "), "a\u2028": json.RawMessage(`"<&>"`)}
 	for _, s := range []*Session{
 		nil, {}, sampleSession("s-2"), full,
-		{Version: 1, GitHub: &GitHubLink{}, Owner: &proclive.Identity{}, Checkpoints: []CheckpointRef{}},
+		{Version: 1, GitHub: &GitHubLink{}, Owner: &proclive.Identity{}, Checkpoints: []CheckpointRef{}, Waiting: &Wait{}},
 		{Version: 1, StartedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{Version: 1, GitHub: &GitHubLink{RetryAt: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}},
 		{Version: 1, LastPrompt: "bad \xff utf8, \x00 control, \u2029 separator"},
@@ -367,6 +372,9 @@ func (g *gen) session() *Session {
 	if g.byte()%2 == 0 {
 		s.Owner = &proclive.Identity{OS: g.str(), PID: int(g.int64()), Start: uint64(g.int64()), Boot: g.str(),
 			Host: g.str(), PIDNS: g.str(), Name: g.str(), Interactive: g.byte()%2 == 0}
+	}
+	if g.byte()%2 == 0 {
+		s.Waiting = &Wait{Since: g.time(), Kind: g.str(), Detail: g.str(), Key: g.str()}
 	}
 	if n := int(g.byte() % 4); n > 0 {
 		s.Checkpoints = make([]CheckpointRef, n-1)

@@ -28,7 +28,7 @@ func OwnerVerdict(s *Session) proclive.Verdict {
 // state loaded under the lock, and the post-commit gate uses it to skip
 // the sweep when there is nothing to do.
 func Decide(s *Session, v proclive.Verdict, now time.Time, staleAfter time.Duration) (Event, bool) {
-	if s.Phase != PhaseIdle && s.Phase != PhaseActive {
+	if !s.Phase.Live() {
 		return "", false
 	}
 	switch v.Liveness {

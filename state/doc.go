@@ -1,6 +1,6 @@
 // Package state is tether's session store: the session schema, the phase
-// machine (Transition), and durable, locked storage under
-// <git-common-dir>/tether/.
+// machine (Transition: idle, active, waiting, ended), and durable, locked
+// storage under <git-common-dir>/tether/.
 //
 // What it promises:
 //   - Every read-modify-write of a session (Mutate, MutateTx) runs under the
@@ -49,6 +49,11 @@
 //     named after a record (checkpoints) is named twice.
 //   - Fields this build does not know survive a read-modify-write, and a
 //     session written by a newer schema is read but never written.
+//   - A session in PhaseWaiting carries what it waits for (Session.Waiting),
+//     and no other phase does (SetPhase). A wait ends only by a transition:
+//     a signal that it is over, a turn's start or end, the session's end;
+//     never by a timer. Its signals add up (BeginWait): the same wait
+//     signalled again keeps its first time.
 //
 // Store is safe for concurrent use by goroutines and by processes.
 package state

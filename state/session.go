@@ -20,8 +20,23 @@ const (
 	PhaseNone   Phase = ""       // no state recorded yet
 	PhaseIdle   Phase = "idle"   // between turns
 	PhaseActive Phase = "active" // a turn is running
-	PhaseEnded  Phase = "ended"  // finalized; lives under ended/
+	// PhaseWaiting: the agent waits for its user, as it said itself
+	// (Session.Waiting says what for): inside a running turn (a permission
+	// dialog, a question), or idle at its prompt.
+	PhaseWaiting Phase = "waiting"
+	PhaseEnded   Phase = "ended" // finalized; lives under ended/
+
+	// PhaseAtPrompt is the row of the transition table for a session that
+	// waits at its prompt (Waiting.Kind WaitInput): no turn runs, so it
+	// ends as an idle session does. It is never stored: such a session's
+	// Phase is PhaseWaiting (see TablePhase).
+	PhaseAtPrompt Phase = "waiting-at-prompt"
 )
+
+// Live reports whether a session in this phase has not ended.
+func (p Phase) Live() bool {
+	return p == PhaseIdle || p == PhaseActive || p == PhaseWaiting
+}
 
 // Event is what happened to a session, from an agent hook or from the sweep.
 type Event string
@@ -32,10 +47,19 @@ const (
 	EventTurnEnd      Event = "turn-end"
 	EventSessionEnd   Event = "session-end"
 	EventError        Event = "error" // the agent reported a failed turn (e.g. Claude Code StopFailure)
-	EventOwnerExited  Event = "owner-exited"
-	EventStale        Event = "stale"
-	EventGitHub       Event = "github"
-	EventManual       Event = "manual"
+	// EventWait: the agent shows its user a dialog in a running turn (a
+	// permission to grant, a question to answer) and waits for the answer.
+	EventWait Event = "wait"
+	// EventWaitInput: the agent says it is idle at its prompt, waiting for
+	// its user's input.
+	EventWaitInput Event = "wait-input"
+	// EventWaitOver: a signal that a wait is over (the tool ran, the answer
+	// came).
+	EventWaitOver    Event = "wait-over"
+	EventOwnerExited Event = "owner-exited"
+	EventStale       Event = "stale"
+	EventGitHub      Event = "github"
+	EventManual      Event = "manual"
 )
 
 // End reasons recorded in Session.EndReason.
@@ -53,11 +77,13 @@ const (
 // Fields this build does not know are kept in extra and written back
 // unchanged, so an older tether never drops a newer one's data.
 type Session struct {
-	Version           int       `json:"version"`
-	ID                string    `json:"id"`
-	Incarnation       string    `json:"incarnation,omitempty"` // see NewIncarnation
-	Agent             string    `json:"agent"`
-	Phase             Phase     `json:"phase"`
+	Version     int    `json:"version"`
+	ID          string `json:"id"`
+	Incarnation string `json:"incarnation,omitempty"` // see NewIncarnation
+	Agent       string `json:"agent"`
+	Phase       Phase  `json:"phase"`
+	// Waiting is what the agent waits for, while Phase is PhaseWaiting.
+	Waiting           *Wait     `json:"waiting,omitempty"`
 	Worktree          string    `json:"worktree,omitempty"`
 	Branch            string    `json:"branch,omitempty"`
 	StartedAt         time.Time `json:"started_at"`
@@ -94,6 +120,97 @@ type Session struct {
 	GitHub          *GitHubLink     `json:"github,omitempty"`
 
 	extra map[string]json.RawMessage // unknown fields, preserved across rewrites
+}
+
+// What a waiting agent waits for (Wait.Kind).
+const (
+	WaitPermission = "permission" // a tool call to approve
+	WaitQuestion   = "question"   // a question the agent (or a tool of its) asked
+	WaitInput      = "input"      // idle at its prompt, where the agent says so
+)
+
+// Wait is what a session waits for, from the agent's own signal.
+type Wait struct {
+	Since  time.Time `json:"since"`            // the first signal of this wait
+	Kind   string    `json:"kind"`             // WaitPermission, WaitQuestion or WaitInput
+	Detail string    `json:"detail,omitempty"` // the tool and its argument, or the question, briefly
+	// Key names what the wait is about as the agent names it (a tool,
+	// OpenCode's request ID): a signal that a wait on something else is
+	// over does not end this one.
+	Key string `json:"key,omitempty"`
+}
+
+// TablePhase is the row of the transition table for s: its phase, or
+// PhaseAtPrompt for a session waiting at its prompt.
+func TablePhase(s *Session) Phase {
+	if s.Phase == PhaseWaiting && s.Waiting != nil && s.Waiting.Kind == WaitInput {
+		return PhaseAtPrompt
+	}
+	return s.Phase
+}
+
+// TurnRunning reports whether a turn is running: the session is active, or
+// waits for its user inside a turn.
+func (s *Session) TurnRunning() bool {
+	p := TablePhase(s)
+	return p == PhaseActive || p == PhaseWaiting
+}
+
+// SetPhase moves the session to phase p; leaving PhaseWaiting ends its wait.
+func (s *Session) SetPhase(p Phase) {
+	s.Phase = p
+	if p != PhaseWaiting {
+		s.Waiting = nil
+	}
+}
+
+// BeginWait records that the session waits for w, and reports whether it
+// changed anything. A signal of a wait already recorded keeps the first
+// signal's time, and fills in what the first lacked: one that says no
+// more than that the agent waits (no detail, no key: Claude Code's
+// reminder of its open dialog, whatever the dialog asks), or one of the
+// same kind whose detail and key, where both have one, agree. A signal from before the running turn started is a late one of
+// an earlier turn (OpenCode's plugin runs its hooks detached, so they may
+// run out of order): it changes nothing.
+func (s *Session) BeginWait(w Wait) bool {
+	if w.Since.Before(s.LastTurnStartedAt) {
+		return false
+	}
+	old := s.Waiting
+	if old != nil && w.Detail == "" && w.Key == "" {
+		return false // says no more than that the agent waits: for what it waits already
+	}
+	if old != nil && old.Kind == w.Kind && (w.Detail == "" || old.Detail == "" || w.Detail == old.Detail) &&
+		(w.Key == "" || old.Key == "" || w.Key == old.Key) {
+		merged := *old
+		merged.Detail = firstOf(old.Detail, w.Detail)
+		merged.Key = firstOf(old.Key, w.Key)
+		if merged == *old {
+			return false
+		}
+		s.Waiting = &merged
+		return true
+	}
+	s.Waiting = &w
+	return true
+}
+
+// EndWait ends the session's wait on a signal that the wait on key is over
+// ("" when the signal does not say), and reports whether it did: a signal
+// about something else than what the session waits for ends nothing.
+func (s *Session) EndWait(key string) bool {
+	if s.Waiting == nil || key != "" && s.Waiting.Key != "" && key != s.Waiting.Key {
+		return false
+	}
+	s.Waiting = nil
+	return true
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // CheckpointRef records a checkpoint written for this session and the

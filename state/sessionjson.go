@@ -57,6 +57,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	}
 	e.str("agent", s.Agent)
 	e.str("phase", string(s.Phase))
+	if s.Waiting != nil {
+		e.wait("waiting", s.Waiting)
+	}
 	if s.Worktree != "" {
 		e.str("worktree", s.Worktree)
 	}
@@ -160,6 +163,19 @@ func (e *encoder) identity(key string, id *proclive.Identity) {
 	e.b = append(e.b, '}')
 }
 
+func (e *encoder) wait(key string, w *Wait) {
+	e.open(key)
+	e.time("since", w.Since)
+	e.str("kind", w.Kind)
+	if w.Detail != "" {
+		e.str("detail", w.Detail)
+	}
+	if w.Key != "" {
+		e.str("key", w.Key)
+	}
+	e.b = append(e.b, '}')
+}
+
 func (e *encoder) checkpoints(key string, refs []CheckpointRef) {
 	e.key(key)
 	e.b = append(e.b, '[')
@@ -240,12 +256,13 @@ func decodeSession(data []byte, id string) (*Session, error) {
 // against the tags).
 var (
 	sessionNames = []string{
-		"version", "id", "incarnation", "agent", "phase", "worktree", "branch", "started_at", "updated_at",
+		"version", "id", "incarnation", "agent", "phase", "waiting", "worktree", "branch", "started_at", "updated_at",
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
 		"turn_transcript_from", "owner",
 		"transcript_path", "transcript_root", "agent_db", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
 	}
+	waitNames       = []string{"since", "kind", "detail", "key"}
 	identityNames   = []string{"os", "pid", "start", "boot", "host", "pidns", "name", "interactive"}
 	checkpointNames = []string{"id", "linked"}
 	githubNames     = []string{"repo", "host", "issue", "pr", "state", "note", "checked_at", "last_error", "retry_at"}
@@ -266,6 +283,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeString(&s.Agent, v)
 		case "phase":
 			return decodeString(&s.Phase, v)
+		case "waiting":
+			return decodePointer(&s.Waiting, v, decodeWait)
 		case "worktree":
 			return decodeString(&s.Worktree, v)
 		case "branch":
@@ -349,6 +368,22 @@ func decodeIdentity(id *proclive.Identity, v jsontext.Value) error {
 			return decodeString(&id.Name, v)
 		case "interactive":
 			return decodeBool(&id.Interactive, v)
+		}
+		return nil
+	}, nil)
+}
+
+func decodeWait(w *Wait, v jsontext.Value) error {
+	return decodeObject(v, "state.Wait", waitNames, func(name string, v jsontext.Value) error {
+		switch name {
+		case "since":
+			return decodeTime(&w.Since, v)
+		case "kind":
+			return decodeString(&w.Kind, v)
+		case "detail":
+			return decodeString(&w.Detail, v)
+		case "key":
+			return decodeString(&w.Key, v)
 		}
 		return nil
 	}, nil)

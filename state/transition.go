@@ -16,6 +16,11 @@ type Actions struct {
 	InterruptPrevious bool
 	// Revive: the session was ended and shows life again.
 	Revive bool
+	// BeginWait: the agent waits for its user (Session.BeginWait records
+	// what for); EndWait: a wait is over (Session.EndWait). Any other move
+	// out of PhaseWaiting ends the wait with it (Session.SetPhase).
+	BeginWait bool
+	EndWait   bool
 	// Finalize: the session ends now, with EndReason; Interrupted is set
 	// when it ended while a turn was running.
 	Finalize    bool
@@ -26,32 +31,37 @@ type Actions struct {
 }
 
 // Transition is the phase machine of DESIGN.md ("Events and phases"). It is
-// pure: the same phase and event always give the same result.
+// pure: the same phase and event always give the same result. from is the
+// session's row of the table (TablePhase): PhaseWaiting is a wait inside a
+// running turn, which ends as a running turn does; PhaseAtPrompt a wait at
+// the agent's prompt, which ends as an idle session does.
 func Transition(from Phase, ev Event) (Phase, Actions) {
+	running := from == PhaseActive || from == PhaseWaiting
+	idle := from == PhaseIdle || from == PhaseAtPrompt
 	switch ev {
 	case EventSessionStart:
-		switch from {
-		case PhaseActive:
-			return PhaseActive, Actions{CaptureOwner: true, Warn: "session-start while a turn is running"}
-		case PhaseEnded:
+		switch {
+		case running:
+			return from, Actions{CaptureOwner: true, Warn: "session-start while a turn is running"}
+		case from == PhaseEnded:
 			return PhaseIdle, Actions{CaptureOwner: true, Revive: true}
 		default:
 			return PhaseIdle, Actions{CaptureOwner: true}
 		}
 	case EventTurnStart:
 		a := Actions{CaptureOwner: true, AppendTurnStart: true}
-		switch from {
-		case PhaseActive:
+		switch {
+		case running:
 			a.InterruptPrevious = true
-		case PhaseEnded:
+		case from == PhaseEnded:
 			a.Revive = true
 		}
 		return PhaseActive, a
 	case EventTurnEnd, EventError:
-		switch from {
-		case PhaseActive:
+		switch {
+		case running:
 			return PhaseIdle, Actions{AppendTurnEnd: true}
-		case PhaseEnded:
+		case from == PhaseEnded:
 			return PhaseEnded, Actions{Ignore: true}
 		default:
 			// A turn end with no turn running (a repeated Stop, or the first
@@ -59,30 +69,53 @@ func Transition(from Phase, ev Event) (Phase, Actions) {
 			return PhaseIdle, Actions{}
 		}
 	case EventSessionEnd:
-		switch from {
-		case PhaseActive:
+		switch {
+		case running:
 			return PhaseEnded, Actions{Finalize: true, EndReason: EndInterrupted, Interrupted: true}
-		case PhaseEnded:
+		case from == PhaseEnded:
 			return PhaseEnded, Actions{Ignore: true}
 		default:
 			return PhaseEnded, Actions{Finalize: true, EndReason: EndSessionEnd}
 		}
 	case EventOwnerExited:
-		switch from {
-		case PhaseActive:
+		switch {
+		case running:
 			return PhaseEnded, Actions{Finalize: true, EndReason: EndInterrupted, Interrupted: true}
-		case PhaseIdle:
+		case idle:
 			return PhaseEnded, Actions{Finalize: true, EndReason: EndOwnerExited}
 		default:
 			return from, Actions{Ignore: true}
 		}
 	case EventStale, EventGitHub, EventManual:
 		reason := map[Event]string{EventStale: EndStale, EventGitHub: EndGitHub, EventManual: EndManual}[ev]
-		switch from {
-		case PhaseActive:
+		switch {
+		case running:
 			return PhaseEnded, Actions{Finalize: true, EndReason: reason, Interrupted: true}
-		case PhaseIdle:
+		case idle:
 			return PhaseEnded, Actions{Finalize: true, EndReason: reason}
+		default:
+			return from, Actions{Ignore: true}
+		}
+	case EventWait:
+		// A dialog is a running turn's: with none running, the signal came
+		// late or out of order.
+		if running {
+			return PhaseWaiting, Actions{BeginWait: true}
+		}
+		return from, Actions{Ignore: true}
+	case EventWaitInput:
+		// The agent is idle at its prompt; while a turn runs it is busy,
+		// and the turn's end says so.
+		if idle {
+			return PhaseWaiting, Actions{BeginWait: true}
+		}
+		return from, Actions{Ignore: true}
+	case EventWaitOver:
+		switch from {
+		case PhaseWaiting:
+			return PhaseActive, Actions{EndWait: true}
+		case PhaseAtPrompt:
+			return PhaseIdle, Actions{EndWait: true}
 		default:
 			return from, Actions{Ignore: true}
 		}

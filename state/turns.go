@@ -96,7 +96,7 @@ func applyTurn(s *Session, r TurnRecord) {
 		s.LastTurnKey, s.TurnTranscriptFrom = r.Key, r.TranscriptSize
 		s.InUse()
 		if s.Phase != PhaseEnded {
-			s.Phase = PhaseActive
+			s.SetPhase(PhaseActive)
 		}
 	case RecTurnEnd:
 		s.LastTurnEndedAt = r.At
@@ -104,7 +104,7 @@ func applyTurn(s *Session, r TurnRecord) {
 			s.LastError = r.Error
 		}
 		if s.Phase != PhaseEnded {
-			s.Phase = PhaseIdle
+			s.SetPhase(PhaseIdle)
 		}
 	default:
 		return

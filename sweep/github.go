@@ -75,7 +75,7 @@ type ghPlan struct {
 // Nothing is written when the view is unchanged; CheckedAt alone is no
 // change.
 func planGitHub(s *state.Session, v proclive.Verdict, d github.Decision, now time.Time, staleAfter time.Duration) ghPlan {
-	if s.Phase != state.PhaseIdle && s.Phase != state.PhaseActive {
+	if !s.Phase.Live() {
 		return ghPlan{}
 	}
 	link := d.Link
@@ -245,7 +245,7 @@ func (p *ghPass) session(s *state.Session) (*state.Session, bool) {
 		plan := planGitHub(s, v, d, p.now(), p.opts.StaleAfter)
 		p.report(s.ID, plan, d)
 		if plan.end {
-			p.rep.Finalized = append(p.rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: endReason(s.Phase, state.EventGitHub), Owner: v.Reason})
+			p.rep.Finalized = append(p.rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: endReason(state.TablePhase(s), state.EventGitHub), Owner: v.Reason})
 			return nil, true
 		}
 		return s, false
@@ -289,7 +289,7 @@ func (p *ghPass) session(s *state.Session) (*state.Session, bool) {
 		p.rep.Finalized = append(p.rep.Finalized, tr)
 		return nil, true
 	}
-	if fresh.Phase != state.PhaseIdle && fresh.Phase != state.PhaseActive {
+	if !fresh.Phase.Live() {
 		return nil, false // ended (or removed) by someone else meanwhile
 	}
 	return fresh, false

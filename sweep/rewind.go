@@ -64,7 +64,7 @@ func Rewind(repo gitdir.Repo, st *state.Store, id string, turn int, undo, dryRun
 	if err != nil {
 		return nil, err
 	}
-	if s.Phase == state.PhaseActive && state.OwnerVerdict(s).Liveness != proclive.Dead {
+	if s.TurnRunning() && state.OwnerVerdict(s).Liveness != proclive.Dead {
 		return nil, ErrTurnRunning
 	}
 	if s.Worktree != "" && s.Worktree != repo.WorkTree {

@@ -112,7 +112,11 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		}
 		if opts.DryRun {
 			if d.end {
-				rep.Finalized = append(rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: d.from, Reason: endReason(d.from, d.ev), Owner: v.Reason})
+				from := s.Phase
+				if d.endTurn {
+					from = state.PhaseIdle
+				}
+				rep.Finalized = append(rep.Finalized, Transition{ID: s.ID, Agent: s.Agent, From: from, Reason: endReason(d.from, d.ev), Owner: v.Reason})
 			} else {
 				rep.Sessions = append(rep.Sessions, Checked{s, v})
 			}
@@ -332,7 +336,8 @@ type decision struct {
 	// endTurn: the running turn is over, the agent said so only in its
 	// transcript (a cancel): its turn-end is recorded, the session idle.
 	endTurn bool
-	// end: the session ends by ev, from phase from (idle after endTurn).
+	// end: the session ends by ev, from the table's row from (idle after
+	// endTurn; see state.TablePhase).
 	end  bool
 	ev   state.Event
 	from state.Phase
@@ -345,20 +350,21 @@ type decision struct {
 // session: owner-exited, not interrupted. Pure: the sweep decides on the
 // scan, and again on the state loaded under the lock.
 func decide(s *state.Session, v proclive.Verdict, cancelled bool, now time.Time, staleAfter time.Duration) decision {
-	d := decision{from: s.Phase}
-	if s.Phase == state.PhaseActive && cancelled {
+	d := decision{from: state.TablePhase(s)}
+	if s.TurnRunning() && cancelled {
 		d.endTurn, d.from = true, state.PhaseIdle
+		idle := *s
+		idle.SetPhase(state.PhaseIdle)
+		s = &idle
 	}
-	idle := *s
-	idle.Phase = d.from
-	d.ev, d.end = state.Decide(&idle, v, now, staleAfter)
+	d.ev, d.end = state.Decide(s, v, now, staleAfter)
 	return d
 }
 
-// turnCancelled reads, for an active session only, whether its agent wrote
-// the running turn's cancel into its transcript.
+// turnCancelled reads, for a session whose turn runs only, whether its
+// agent wrote the running turn's cancel into its transcript.
 func turnCancelled(s *state.Session) bool {
-	return s.Phase == state.PhaseActive &&
+	return s.TurnRunning() &&
 		agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
 }
 
@@ -451,12 +457,12 @@ func worktreeHead(dir string) string {
 // lock, and returns the transition to report; false when the event does not
 // end a session in its phase.
 func endSession(s *state.Session, ev state.Event, now time.Time, ownerVerdict string) (Transition, bool) {
-	to, act := state.Transition(s.Phase, ev)
+	to, act := state.Transition(state.TablePhase(s), ev)
 	if act.Ignore || !act.Finalize {
 		return Transition{}, false
 	}
 	tr := Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: ownerVerdict}
-	s.Phase = to
+	s.SetPhase(to)
 	s.EndedAt, s.EndReason, s.Interrupted = now.UTC(), act.EndReason, act.Interrupted
 	return tr, true
 }

@@ -32,6 +32,17 @@ type Row struct {
 	EndNote        string    `json:"end_note,omitempty"` // the agent's or a person's words (end --reason)
 	Owner          *RowOwner `json:"owner,omitempty"`
 	Link           *RowLink  `json:"link,omitempty"`
+	// Waiting: what the agent waits for, while Phase is "waiting".
+	Waiting *RowWaiting `json:"waiting,omitempty"`
+}
+
+// RowWaiting is what a waiting session waits for (state.Wait): since the
+// agent's first signal, of which kind (permission, question, input), and
+// what it is about, briefly.
+type RowWaiting struct {
+	Since  time.Time `json:"since"`
+	Kind   string    `json:"kind"`
+	Detail string    `json:"detail,omitempty"`
 }
 
 // RowOwner is the process a session belongs to, as status shows it.
@@ -62,6 +73,9 @@ func MakeRow(s *state.Session, v proclive.Verdict) Row {
 	}
 	if o := s.Owner; o != nil {
 		r.Owner = &RowOwner{PID: o.PID, Name: o.Name, Host: o.Host}
+	}
+	if w := s.Waiting; w != nil && s.Phase == state.PhaseWaiting {
+		r.Waiting = &RowWaiting{Since: w.Since, Kind: w.Kind, Detail: w.Detail}
 	}
 	for _, c := range s.Checkpoints {
 		r.Checkpoints = append(r.Checkpoints, c.ID)

@@ -101,6 +101,14 @@ func TestAllAgents(t *testing.T) {
 			// The same prompt again, through a second config: one turn.
 			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive},
 			{file: "PreToolUse_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
+			// A tool call's dialog, its reminder 6 s on, the approval.
+			{file: "interactive_PermissionRequest_Bash.json", event: "PermissionRequest", phase: state.PhaseWaiting},
+			{file: "interactive_Notification_permission_prompt.json", event: "Notification", phase: state.PhaseWaiting},
+			{file: "interactive_PostToolUse_Bash_after_approval.json", event: "PostToolUse", phase: state.PhaseActive},
+			// Another tool's end ends no wait; AskUserQuestion's does.
+			{file: "interactive_PermissionRequest_AskUserQuestion.json", event: "PermissionRequest", phase: state.PhaseWaiting},
+			{file: "PostToolUse_Write.json", event: "PostToolUse", phase: state.PhaseWaiting},
+			{file: "interactive_PostToolUse_AskUserQuestion.json", event: "PostToolUse", phase: state.PhaseActive},
 			{file: "claude-code/Stop_inside_subagent.json", event: "Stop", phase: state.PhaseActive},
 			{file: "claude-code/StopFailure.json", event: "StopFailure", phase: state.PhaseIdle, turnRec: end, recErr: "rate_limit: 429 Too Many Requests"},
 			{file: "SessionEnd.json", event: "SessionEnd", phase: state.PhaseEnded},
@@ -114,8 +122,8 @@ func TestAllAgents(t *testing.T) {
 			{file: "BeforeToolSelection.json", event: "BeforeToolSelection", phase: state.PhaseActive},
 			{file: "AfterModel.json", event: "AfterModel", phase: state.PhaseActive},
 			{file: "BeforeTool_write_file.json", event: "BeforeTool", phase: state.PhaseActive},
+			{file: "Notification_ToolPermission.json", event: "Notification", phase: state.PhaseWaiting},
 			{file: "AfterTool_write_file.json", event: "AfterTool", phase: state.PhaseActive},
-			{file: "Notification_ToolPermission.json", event: "Notification", phase: state.PhaseActive},
 			{file: "AfterAgent.json", event: "AfterAgent", phase: state.PhaseIdle, turnRec: end},
 			{file: "SessionEnd_exit.json", event: "SessionEnd", phase: state.PhaseEnded},
 			{file: "SessionStart_resume.json", event: "SessionStart", phase: state.PhaseIdle},
@@ -126,6 +134,10 @@ func TestAllAgents(t *testing.T) {
 			{file: "UserPromptSubmit.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start, prompt: "say hi"},
 			{file: "PreToolUse_Bash.json", event: "PreToolUse", phase: state.PhaseActive},
 			{file: "PostToolUse_Bash.json", event: "PostToolUse", phase: state.PhaseActive},
+			{file: "PermissionRequest_tui_escalated.json", event: "PermissionRequest", phase: state.PhaseWaiting},
+			{file: "PostToolUse_tui_after_approval.json", event: "PostToolUse", phase: state.PhaseActive},
+			{file: "PreToolUse_tui_request_user_input.json", event: "PreToolUse", phase: state.PhaseWaiting},
+			{file: "PostToolUse_tui_request_user_input.json", event: "PostToolUse", phase: state.PhaseActive},
 			{file: "Stop.json", event: "Stop", phase: state.PhaseIdle, turnRec: end},
 			{file: "notify_exec_argv.json", argv: true, phase: state.PhaseIdle}, // the turn already ended
 			{file: "UserPromptSubmit_tui.json", event: "UserPromptSubmit", phase: state.PhaseActive, turnRec: start,
@@ -155,6 +167,7 @@ func TestAllAgents(t *testing.T) {
 			{file: "userPromptTransformed.json", event: "userPromptTransformed", phase: state.PhaseActive},
 			{file: "preToolUse_bash.json", event: "preToolUse", phase: state.PhaseActive},
 			{file: "permissionRequest_bash.json", event: "permissionRequest", phase: state.PhaseActive},
+			{file: "notification_permission_prompt.json", event: "notification", phase: state.PhaseWaiting},
 			{file: "postToolUse_bash.json", event: "postToolUse", phase: state.PhaseActive},
 			{file: "copilot/errorOccurred_tool_execution.json", event: "errorOccurred", phase: state.PhaseActive},
 			{file: "agentStop.json", event: "agentStop", phase: state.PhaseIdle, turnRec: end},

@@ -300,6 +300,14 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			return nil
 		}
 	}
+	if ev.Kind == state.EventWaitOver {
+		// Every tool call ends with one: most end no wait, and a look
+		// without the lock says so (a wait recorded after it began later
+		// than this tool's end).
+		if s, err := st.Load(ev.SessionID); err == nil && s.Phase != state.PhaseWaiting || errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+	}
 	now := time.Now().UTC()
 	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
 	var from, to state.Phase
@@ -329,9 +337,24 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			}
 			cancelled, failed = end.Cancelled, end.Failure != ""
 		}
-		to, act = state.Transition(s.Phase, ev.Kind)
+		to, act = state.Transition(state.TablePhase(s), ev.Kind)
 		if act.Ignore {
 			return state.ErrNoChange
+		}
+		if act.BeginWait {
+			w := ev.Wait
+			if w.Since.IsZero() {
+				w.Since = now
+			}
+			if w.Kind == state.WaitPermission && agent.ReviewerAnswers(s.Agent, s.TranscriptRoot, s.TranscriptPath) {
+				return state.ErrNoChange // the agent's own reviewer answers it, not the user
+			}
+			if !s.BeginWait(w) {
+				return state.ErrNoChange // the same wait, signalled again
+			}
+		}
+		if act.EndWait && !s.EndWait(ev.Wait.Key) {
+			return state.ErrNoChange // another request's end
 		}
 		if s.StartedAt.IsZero() {
 			s.StartedAt = now
@@ -425,7 +448,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 				s.EndNote = ev.Agent + ": " + ev.Reason // e.g. "claude-code: logout"
 			}
 		}
-		s.Phase = to
+		s.SetPhase(to)
 		return nil
 	})
 	if err != nil {

@@ -32,8 +32,9 @@ func (a *app) statusCommand() *cobra.Command {
 		Use:   "status [SESSION]",
 		Short: "sweep, then list sessions, or show one in full",
 		Long: `Sweep first (finalizing sessions whose agent is gone), then list the sessions
-that have not ended: whether their agent's process is alive, their turns, when
-they were last active and what they were last asked. Problems the hook logged
+that have not ended, those that wait for you first: whether their agent's
+process is alive, their turns, when they were last active and what they were
+last asked. Problems the hook logged
 follow the table, once each, until they are resolved (or dismissed with
 tether-sweep doctor --fix).
 
@@ -45,7 +46,10 @@ Columns (on a narrow terminal the least useful go first):
 
     SESSION      the session's ID, cut as short as still names it
     AGENT        the coding agent running the session
-    PHASE        active (a turn is running), idle (between turns) or ended
+    PHASE        active (a turn is running), waiting and for how long (the agent
+                 said it waits for you), idle (between turns) or ended
+    WAITS FOR    what a waiting agent asked: a permission (the tool and what it
+                 would do), an answer to its question, or a prompt
     LIVENESS     the agent's process: alive; exited (gone between turns or as
                  the session ended); died (gone with a turn cut short); unknown
                  (on another host or in another PID namespace: never taken for
@@ -129,7 +133,7 @@ func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
 			}
 		}
 	}
-	slices.SortStableFunc(rows, func(x, y sweep.Row) int { return y.LastActivityAt.Compare(x.LastActivityAt) })
+	sortRows(rows)
 	out.Sessions = rows
 
 	if asJSON {
@@ -215,6 +219,57 @@ func printFinalized(w io.Writer, out statusJSON, short map[string]string) {
 	}
 }
 
+// sortRows puts the sessions that wait first, the longest wait first, then
+// the others, the last active first.
+func sortRows(rows []sweep.Row) {
+	slices.SortStableFunc(rows, func(x, y sweep.Row) int {
+		switch {
+		case x.Waiting != nil && y.Waiting != nil:
+			return x.Waiting.Since.Compare(y.Waiting.Since)
+		case x.Waiting != nil:
+			return -1
+		case y.Waiting != nil:
+			return 1
+		}
+		return y.LastActivityAt.Compare(x.LastActivityAt)
+	})
+}
+
+// phaseOf is a session's phase, and for how long it has waited.
+func phaseOf(r sweep.Row, now time.Time) string {
+	if r.Waiting != nil {
+		return r.Phase + " " + age(now.Sub(r.Waiting.Since))
+	}
+	return r.Phase
+}
+
+// waitsFor says what a waiting session waits for: "permission to run Bash
+// `npm test`", "an answer: Which file?", "a prompt".
+func waitsFor(w *sweep.RowWaiting) string {
+	if w == nil {
+		return ""
+	}
+	detail := table.Clean(w.Detail)
+	switch w.Kind {
+	case state.WaitPermission:
+		switch {
+		case detail == "":
+			return "permission"
+		case strings.Contains(detail, "`"):
+			return "permission to run " + detail
+		}
+		return "permission: " + detail
+	case state.WaitQuestion:
+		if detail == "" {
+			return "an answer"
+		}
+		return "an answer: " + detail
+	case state.WaitInput:
+		return "a prompt"
+	}
+	return strings.TrimSpace(table.Clean(w.Kind) + " " + detail)
+}
+
 // linkOf is the issue and pull request a session is linked to, briefly.
 func linkOf(r sweep.Row) string {
 	if r.Link == nil {
@@ -232,13 +287,15 @@ func linkOf(r sweep.Row) string {
 
 // The status table's columns. The ones worth least on a narrow terminal go
 // first: the link, pending turns, turn counts, the agent, the branch, how
-// it ended, the phase. The ID, liveness, last activity and prompt always
-// stay. END and LINK show only when a listed session has one.
+// it ended, the phase. The ID, liveness, what a session waits for, last
+// activity and prompt always stay. WAITS FOR, END and LINK show only when a
+// listed session has one.
 var statusColumns = []table.Column{
 	{Header: "SESSION"},
 	{Header: "AGENT", Drop: 4},
 	{Header: "PHASE", Drop: 7},
 	{Header: "LIVENESS"},
+	{Header: "WAITS FOR", Min: 16},
 	{Header: "TURNS", Right: true, Drop: 3},
 	{Header: "LAST ACTIVE"},
 	{Header: "BRANCH", Min: 12, Drop: 5},
@@ -256,8 +313,9 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 		t.Rows = append(t.Rows, []table.Cell{
 			{Text: short[r.ID]},
 			{Text: r.Agent},
-			{Text: r.Phase, Color: colors[r.Phase]},
+			{Text: phaseOf(r, now), Color: colors[r.Phase]},
 			{Text: livenessWord(r), Color: colors[livenessWord(r)]},
+			{Text: dash(waitsFor(r.Waiting))},
 			{Text: strconv.Itoa(r.Turns)},
 			{Text: ago(now.Sub(r.LastActivityAt))},
 			{Text: dash(r.Branch)},
@@ -268,7 +326,7 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 		})
 	}
 	for i := len(t.Columns) - 1; i >= 0; i-- {
-		if h := t.Columns[i].Header; h != "END" && h != "LINK" {
+		if h := t.Columns[i].Header; h != "END" && h != "LINK" && h != "WAITS FOR" {
 			continue
 		}
 		if slices.ContainsFunc(t.Rows, func(row []table.Cell) bool { return row[i].Text != "-" }) {
@@ -283,7 +341,7 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 }
 
 // colors are the SGR colours of the words status cares about.
-var colors = map[string]string{"active": "32", "alive": "32", "idle": "33", "died": "31", "exited": "90", "ended": "90", "unknown": "35"}
+var colors = map[string]string{"active": "32", "waiting": "1;33", "alive": "32", "idle": "33", "died": "31", "exited": "90", "ended": "90", "unknown": "35"}
 
 func dash(s string) string {
 	if s == "" {

@@ -112,7 +112,7 @@ func turnsOf(recs []state.TurnRecord, s *state.Session, l proclive.Liveness) []t
 			t.State = "done"
 		case !last || s.Phase == state.PhaseEnded && s.Interrupted:
 			t.State = "interrupted"
-		case s.Phase == state.PhaseActive && l != proclive.Dead:
+		case s.TurnRunning() && l != proclive.Dead:
 			t.State = "running"
 		default:
 			t.State = "no-end"
@@ -139,6 +139,9 @@ func printSession(w io.Writer, out sessionJSON, short string, now time.Time) {
 		phase += ", interrupted"
 	}
 	field("phase", phase)
+	if wt := r.Waiting; wt != nil {
+		field("waits for", waitsFor(wt)+", since "+when(wt.Since))
+	}
 	field("liveness", livenessWord(r)+": "+table.Clean(r.LivenessReason))
 	if o := r.Owner; o != nil {
 		owner := fmt.Sprintf("pid %d", o.PID)

@@ -72,6 +72,22 @@ func anthropic(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	content := []any{map[string]any{"type": "text", "text": Reply}}
 	stop := "end_turn"
+	if m.Kind == Ask {
+		offered := map[string]json.RawMessage{}
+		for _, raw := range req.Tools {
+			var t struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"input_schema"`
+			}
+			if json.Unmarshal(raw, &t) == nil {
+				offered[t.Name] = t.Schema
+			}
+		}
+		if name, args, ok := questionCall(offered); ok {
+			content = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_mock%d", len(s.Requests())), "name": name, "input": args}}
+			stop = "tool_use"
+		}
+	}
 	if m.Kind == Write {
 		content = []any{map[string]any{
 			"type": "tool_use", "id": fmt.Sprintf("toolu_mock%d", len(s.Requests())), "name": "Bash",

@@ -88,12 +88,28 @@ func chat(s *Server, w http.ResponseWriter, r *http.Request, body []byte, dir st
 		s.hold(r)
 	case Write:
 		name, args := chatWriteCall(req, dir, m.Path)
-		chatAnswer(w, req.Stream, model, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-			"id": fmt.Sprintf("call_mock%d", len(s.Requests())), "type": "function",
-			"function": map[string]string{"name": name, "arguments": args}}}}, "tool_calls")
+		chatToolCall(s, w, req.Stream, model, name, args)
+	case Ask:
+		offered := map[string]json.RawMessage{}
+		for _, t := range req.Tools {
+			offered[t.Function.Name] = t.Function.Parameters
+		}
+		if name, args, ok := questionCall(offered); ok {
+			b, _ := json.Marshal(args) // built from JSON values
+			chatToolCall(s, w, req.Stream, model, name, string(b))
+			return
+		}
+		chatAnswer(w, req.Stream, model, map[string]any{"role": "assistant", "content": Reply}, "stop")
 	default:
 		chatAnswer(w, req.Stream, model, map[string]any{"role": "assistant", "content": Reply}, "stop")
 	}
+}
+
+// chatToolCall answers with one call of tool name.
+func chatToolCall(s *Server, w http.ResponseWriter, stream bool, model, name, args string) {
+	chatAnswer(w, stream, model, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+		"id": fmt.Sprintf("call_mock%d", len(s.Requests())), "type": "function",
+		"function": map[string]string{"name": name, "arguments": args}}}}, "tool_calls")
 }
 
 // chatText flattens a message's content: a string, or parts of which the

@@ -16,6 +16,11 @@
 //   - [[hold]]: the stream starts (headers and a first event flushed) and
 //     is then held open until the client goes away or the server closes,
 //     so a test can kill the agent mid-turn (Server.Held signals it);
+//   - [[escalate PATH]]: a write that asks to run outside the agent's
+//     sandbox (Codex), which its user must approve; a write elsewhere;
+//   - [[ask]]: one call of the agent's own tool for asking its user a
+//     question (Question, with two options), then, on the request
+//     carrying the answer, Reply;
 //   - [[fail]]: an HTTP 400 with the API's error body.
 //
 // Side calls an agent makes on its own (a title, a router's choice of

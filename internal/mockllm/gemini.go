@@ -28,6 +28,13 @@ type geminiRequest struct {
 	GenerationConfig struct {
 		ResponseMimeType string `json:"responseMimeType"`
 	} `json:"generationConfig"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name                 string          `json:"name"`
+			Parameters           json.RawMessage `json:"parameters"`
+			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
 }
 
 // geminiSideReply answers every JSON side call: the router's schemas ask
@@ -66,6 +73,20 @@ func gemini(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 		part = map[string]any{"functionCall": map[string]any{
 			"name": "write_file", "args": map[string]any{"file_path": m.Path, "content": Content},
 		}}
+	case Ask:
+		offered := map[string]json.RawMessage{}
+		for _, t := range req.Tools {
+			for _, d := range t.FunctionDeclarations {
+				offered[d.Name] = d.ParametersJSONSchema
+				if len(d.Parameters) > 0 {
+					offered[d.Name] = d.Parameters
+				}
+			}
+		}
+		part = map[string]any{"text": Reply}
+		if name, args, ok := questionCall(offered); ok {
+			part = map[string]any{"functionCall": map[string]any{"name": name, "args": args}}
+		}
 	default:
 		part = map[string]any{"text": Reply}
 		if req.GenerationConfig.ResponseMimeType == "application/json" {

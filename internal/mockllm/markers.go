@@ -17,6 +17,9 @@ const (
 	Hold
 	// Fail is an HTTP 400 with the API's error body.
 	Fail
+	// Ask is one call of the agent's own tool for asking its user a
+	// question (Question), when the request offers one; else Plain.
+	Ask
 )
 
 // Reply is the text of every plain answer.
@@ -33,9 +36,14 @@ const Content = "written by the agent\n"
 type Marker struct {
 	Kind Kind
 	Path string // for Write: the file, relative to the agent's working directory
+	// Escalate: the write asks to run outside the agent's sandbox, which
+	// its user must approve ([[escalate PATH]]): Codex's shell tool with
+	// sandbox_permissions require_escalated. The other agents ask their
+	// user about any write in their default modes: for them it is a write.
+	Escalate bool
 }
 
-var markerRE = regexp.MustCompile(`\[\[(?:write ([^\]\s]+)|(hold)|(fail))\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(?:(write|escalate) ([^\]\s]+)|(hold)|(fail)|(ask))\]\]`)
 
 // Parse finds the marker in a user message's text; the last one counts
 // when there are several (a prompt may quote an earlier one).
@@ -46,12 +54,14 @@ func Parse(text string) Marker {
 	}
 	m := all[len(all)-1]
 	switch {
-	case m[1] != "":
-		return Marker{Kind: Write, Path: m[1]}
 	case m[2] != "":
+		return Marker{Kind: Write, Path: m[2], Escalate: m[1] == "escalate"}
+	case m[3] != "":
 		return Marker{Kind: Hold}
-	default:
+	case m[4] != "":
 		return Marker{Kind: Fail}
+	default:
+		return Marker{Kind: Ask}
 	}
 }
 

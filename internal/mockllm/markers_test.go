@@ -15,6 +15,9 @@ func TestParse(t *testing.T) {
 		{"earlier [[fail]], now [[write x]]", Marker{Kind: Write, Path: "x"}},
 		{"[[write ]]", Marker{Kind: Plain}},
 		{"[hold]", Marker{Kind: Plain}},
+		{"ask first [[escalate e.txt]]", Marker{Kind: Write, Path: "e.txt", Escalate: true}},
+		{"[[escalate]]", Marker{Kind: Plain}},
+		{"which one? [[ask]]", Marker{Kind: Ask}},
 	} {
 		if got := Parse(tc.text); got != tc.want {
 			t.Errorf("Parse(%q) = %+v, want %+v", tc.text, got, tc.want)

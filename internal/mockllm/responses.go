@@ -81,8 +81,32 @@ func serveResponses(s *Server, w http.ResponseWriter, r *http.Request, body []by
 	case Hold:
 		s.hold(r)
 		return
+	case Ask:
+		var req struct {
+			Tools []struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(body, &req) // it parsed as a request above
+		offered := map[string]json.RawMessage{}
+		for _, t := range req.Tools {
+			offered[t.Name] = t.Parameters
+		}
+		if name, call, ok := questionCall(offered); ok {
+			args, _ := json.Marshal(call) // built from JSON values
+			item := map[string]any{"type": "function_call", "id": "fc_mock", "call_id": "call_mock", "name": name, "arguments": string(args)}
+			responsesEvent(w, "response.output_item.added", map[string]any{"output_index": 0, "item": item})
+			responsesEvent(w, "response.output_item.done", map[string]any{"output_index": 0, "item": item})
+			break
+		}
+		responsesText(w, Reply)
 	case Write:
-		args, _ := json.Marshal(map[string]string{"cmd": ShellWrite(mk.Path)})
+		call := map[string]string{"cmd": ShellWrite(mk.Path)}
+		if mk.Escalate {
+			call["sandbox_permissions"], call["justification"] = "require_escalated", "Write "+mk.Path+"?"
+		}
+		args, _ := json.Marshal(call)
 		item := map[string]any{"type": "function_call", "id": "fc_mock", "call_id": "call_mock", "name": "exec_command", "arguments": string(args)}
 		responsesEvent(w, "response.output_item.added", map[string]any{"output_index": 0, "item": item})
 		responsesEvent(w, "response.output_item.done", map[string]any{"output_index": 0, "item": item})
@@ -91,16 +115,21 @@ func serveResponses(s *Server, w http.ResponseWriter, r *http.Request, body []by
 		if title {
 			text = "Mock title"
 		}
-		msg := func(t string) map[string]any {
-			return map[string]any{"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
-				"content": []map[string]any{{"type": "output_text", "text": t, "annotations": []any{}}}}
-		}
-		responsesEvent(w, "response.output_item.added", map[string]any{"output_index": 0, "item": msg("")})
-		responsesEvent(w, "response.output_text.delta", map[string]any{"output_index": 0, "content_index": 0, "item_id": "msg_mock", "delta": text})
-		responsesEvent(w, "response.output_item.done", map[string]any{"output_index": 0, "item": msg(text)})
+		responsesText(w, text)
 	}
 	responsesEvent(w, "response.completed", map[string]any{"response": map[string]any{"id": "resp_mock", "status": "completed",
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+}
+
+// responsesText streams an assistant message saying text.
+func responsesText(w http.ResponseWriter, text string) {
+	msg := func(t string) map[string]any {
+		return map[string]any{"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
+			"content": []map[string]any{{"type": "output_text", "text": t, "annotations": []any{}}}}
+	}
+	responsesEvent(w, "response.output_item.added", map[string]any{"output_index": 0, "item": msg("")})
+	responsesEvent(w, "response.output_text.delta", map[string]any{"output_index": 0, "content_index": 0, "item_id": "msg_mock", "delta": text})
+	responsesEvent(w, "response.output_item.done", map[string]any{"output_index": 0, "item": msg(text)})
 }
 
 // responsesEvent writes one Responses event, its type both the SSE event's

@@ -79,8 +79,8 @@ func TestResponsesWriteThenReply(t *testing.T) {
 	if err := json.Unmarshal([]byte(item["arguments"].(string)), &args); err != nil {
 		t.Fatal(err)
 	}
-	if args["cmd"] != ShellWrite("a.txt") {
-		t.Errorf("cmd %q", args["cmd"])
+	if args["cmd"] != ShellWrite("a.txt") || args["sandbox_permissions"] != "" {
+		t.Errorf("args %q", args)
 	}
 
 	// The follow-up carries the call and its output after the same prompt.
@@ -91,6 +91,22 @@ func TestResponsesWriteThenReply(t *testing.T) {
 	resp.Body.Close()
 	if len(names) != 5 || data[2]["delta"] != Reply {
 		t.Errorf("follow-up events %v, data %v; want the plain reply", names, data)
+	}
+}
+
+// [[escalate PATH]] asks to run the write outside Codex's sandbox, which
+// its user must approve.
+func TestResponsesEscalate(t *testing.T) {
+	s := NewResponses(t)
+	resp := postResponses(t, context.Background(), s, responsesInput(userItem("go [[escalate e.txt]]")))
+	_, data := events(t, resp.Body)
+	resp.Body.Close()
+	var args map[string]string
+	if err := json.Unmarshal([]byte(data[2]["item"].(map[string]any)["arguments"].(string)), &args); err != nil {
+		t.Fatal(err)
+	}
+	if args["cmd"] != ShellWrite("e.txt") || args["sandbox_permissions"] != "require_escalated" || args["justification"] == "" {
+		t.Errorf("args %q, want the write, escalated, with a justification", args)
 	}
 }
 

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherdev/tether/state"
+)
+
+// TestWaitSignals runs a Claude Code session's wait signals through the
+// real binary: a dialog and its reminder are one wait, since the dialog
+// opened; another tool's end ends nothing; the tool's own does; a late
+// dialog after the turn changes nothing; idle at the prompt waits for
+// input until the next prompt; a session ended while it waits was
+// interrupted.
+func TestWaitSignals(t *testing.T) {
+	r := newRepo(t)
+	const id = "waits"
+	appendLine(t, r.transcript(id), `{"type":"user"}`)
+	call := func(event string, extra map[string]any) *state.Session {
+		t.Helper()
+		run := runHook(t, r.dir, claudePayload(t, r, id, event, extra), nil, "claude-code", event)
+		if run.stdout != "" || run.stderr != "" {
+			t.Fatalf("%s: stdout %q, stderr %q", event, run.stdout, run.stderr)
+		}
+		return r.load(t, id)
+	}
+	bash := map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "npm test\nand more", "description": "run the tests"}}
+	check := func(s *state.Session, phase state.Phase, want *state.Wait) {
+		t.Helper()
+		if s.Phase != phase || (s.Waiting == nil) != (want == nil) ||
+			want != nil && (s.Waiting.Kind != want.Kind || s.Waiting.Detail != want.Detail || s.Waiting.Key != want.Key || s.Waiting.Since.IsZero()) {
+			t.Fatalf("phase %s, waiting %+v; want %s, %+v", s.Phase, s.Waiting, phase, want)
+		}
+	}
+	permission := &state.Wait{Kind: state.WaitPermission, Detail: "Bash `npm test …`", Key: "Bash"}
+
+	call("SessionStart", map[string]any{"source": "startup"})
+	check(call("UserPromptSubmit", map[string]any{"prompt": "test it"}), state.PhaseActive, nil)
+	s := call("PermissionRequest", bash)
+	check(s, state.PhaseWaiting, permission)
+	since := s.Waiting.Since
+	time.Sleep(10 * time.Millisecond)
+	s = call("Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission"})
+	check(s, state.PhaseWaiting, permission)
+	if !s.Waiting.Since.Equal(since) {
+		t.Fatalf("the reminder moved the wait's start from %v to %v", since, s.Waiting.Since)
+	}
+	check(call("PostToolUse", map[string]any{"tool_name": "Read"}), state.PhaseWaiting, permission)
+	check(call("PostToolUse", bash), state.PhaseActive, nil)
+	check(call("Stop", nil), state.PhaseIdle, nil)
+	// A dialog's signal after its turn ended is a late one.
+	check(call("PermissionRequest", bash), state.PhaseIdle, nil)
+	check(call("Notification", map[string]any{"notification_type": "idle_prompt", "message": "Claude is waiting for your input"}),
+		state.PhaseWaiting, &state.Wait{Kind: state.WaitInput})
+	check(call("UserPromptSubmit", map[string]any{"prompt": "again"}), state.PhaseActive, nil)
+	check(call("PermissionRequest", map[string]any{"tool_name": "AskUserQuestion",
+		"tool_input": map[string]any{"questions": []any{map[string]any{"question": "Which one?"}}}}),
+		state.PhaseWaiting, &state.Wait{Kind: state.WaitQuestion, Detail: "Which one?", Key: "AskUserQuestion"})
+	s = call("SessionEnd", map[string]any{"reason": "other"})
+	if s.Phase != state.PhaseEnded || !s.Interrupted || s.EndReason != state.EndInterrupted || s.Waiting != nil {
+		t.Fatalf("ended while waiting: %+v", s)
+	}
+	for _, l := range r.logLines(t) {
+		if l.Level != "INFO" {
+			t.Errorf("log: %+v", l)
+		}
+	}
+}
+
+// TestCodexReviewerNoWait: Codex fires PermissionRequest before its
+// automatic reviewer decides (approvals_reviewer auto_review, in the
+// turn's settings in its rollout): no user waits for it. With the user as
+// reviewer, the same request is a wait.
+func TestCodexReviewerNoWait(t *testing.T) {
+	recorded, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "recorded", "codex", "transcript_tui_turn_context.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reviewer := range []string{"user", "auto_review"} {
+		t.Run(reviewer, func(t *testing.T) {
+			r := newRepo(t)
+			const id = "01a2207e-7b9a-7a50-9ad5-1b63f8d40ab4"
+			rollout := r.transcriptOf("codex", id)
+			appendLine(t, rollout, strings.TrimSpace(strings.Replace(string(recorded), `"approvals_reviewer":"user"`, `"approvals_reviewer":"`+reviewer+`"`, 1)))
+			call := func(file, event string) *state.Session {
+				t.Helper()
+				payload, _ := samplePayload(t, r, "recorded/codex", file, id, rollout)
+				runHook(t, r.dir, payload, nil, "codex", event)
+				return r.load(t, id)
+			}
+			call("UserPromptSubmit_tui.json", "UserPromptSubmit")
+			s := call("PermissionRequest_tui_escalated.json", "PermissionRequest")
+			want := state.PhaseWaiting
+			if reviewer == "auto_review" {
+				want = state.PhaseActive
+			}
+			if s.Phase != want {
+				t.Fatalf("approvals_reviewer %s: phase %s after PermissionRequest, want %s", reviewer, s.Phase, want)
+			}
+		})
+	}
+}
