@@ -106,6 +106,10 @@ type adapter struct {
 	// rather than the user (see ReviewerAnswers); nil for an agent whose
 	// requests all go to its user.
 	reviewer func(line []byte) (auto, found bool)
+	// writes reads a transcript line for TurnWrites: the files the
+	// agent's own tools wrote; nil for an agent whose transcript tether
+	// does not read for them (its turns are credited from the captures).
+	writes func(line []byte, w *ToolWrites)
 }
 
 // find resolves a name or alias. A switch rather than a map keeps package

@@ -22,6 +22,7 @@ func claudeCode() adapter {
 		fresh:     func(prompt string) []string { return append([]string{"claude"}, positional(prompt)...) },
 		cancelled: claudeCancelled,
 		failure:   claudeFailure,
+		writes:    claudeWrites,
 	}
 }
 

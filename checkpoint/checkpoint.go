@@ -60,6 +60,11 @@ type Turn struct {
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	HeadBefore string    `json:"head_before,omitempty"` // HEAD when the turn started
 	HeadAfter  string    `json:"head_after,omitempty"`  // HEAD when it ended
+	// TranscriptFrom and TranscriptTo are the transcript's sizes when the
+	// turn started and ended (To 0: not ended, or unknown): where its tool
+	// calls are (agent.TurnWrites).
+	TranscriptFrom int64 `json:"transcript_from,omitempty"`
+	TranscriptTo   int64 `json:"transcript_to,omitempty"`
 	// Interrupted: the turn never ended (another turn started, or the
 	// session ended while it ran).
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -155,7 +160,7 @@ func pairTurns(recs []state.TurnRecord, ended bool) []Turn {
 				cur.Interrupted = true
 				closeCur()
 			}
-			cur = &Turn{Turn: rec.Turn, Prompt: rec.Prompt, StartedAt: rec.At, HeadBefore: rec.Head}
+			cur = &Turn{Turn: rec.Turn, Prompt: rec.Prompt, StartedAt: rec.At, HeadBefore: rec.Head, TranscriptFrom: rec.TranscriptSize}
 		case state.RecTurnEnd:
 			if cur != nil && cur.Turn != rec.Turn {
 				cur.Interrupted = true
@@ -164,7 +169,7 @@ func pairTurns(recs []state.TurnRecord, ended bool) []Turn {
 			if cur == nil {
 				cur = &Turn{Turn: rec.Turn, Continued: true}
 			}
-			cur.EndedAt, cur.HeadAfter = rec.At, rec.Head
+			cur.EndedAt, cur.HeadAfter, cur.TranscriptTo = rec.At, rec.Head, rec.TranscriptSize
 			closeCur()
 		}
 	}

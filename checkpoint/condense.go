@@ -262,7 +262,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 				// was written; its counts travel with it.
 				cp.Turns[0].Prompt, cp.Turns[0].StartedAt, cp.Turns[0].HeadBefore = pt.Prompt, pt.StartedAt, pt.HeadBefore
 				cp.Turns[0].Redactions = pt.Redactions
-				cp.Turns[0].Earlier = pt.Changes
+				cp.Turns[0].Earlier, cp.Turns[0].TranscriptFrom = pt.Changes, pt.TranscriptFrom
 			}
 		}
 		sp = transcriptSpan(recs, ended, contFrom)

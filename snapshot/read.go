@@ -88,6 +88,11 @@ type Changes struct {
 	// it up to a commit (UpTo), is that commit: the changes are those not
 	// already in it.
 	Since string `json:"since,omitempty"`
+	// Shared are paths among the changes that another session working in
+	// the worktree meanwhile may have written as well: the turn's agent
+	// did not write them with its file tools, but ran a tool that may have
+	// (a shell command), or its transcript cannot tell.
+	Shared []string `json:"shared,omitempty"`
 }
 
 // AfterCommit is Changes.AfterAt for a turn counted up to a commit.

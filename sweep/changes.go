@@ -1,8 +1,11 @@
 package sweep
 
 import (
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/checkpoint"
 	"github.com/tetherdev/tether/gitdir"
@@ -27,7 +30,25 @@ type atCommit struct {
 // logged: a checkpoint is never held up by them.
 func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.TurnChanges {
 	var reader *snapshot.Reader
+	var live []*state.Session // read once, for the sessions sharing a worktree
+	listed := false
 	return func(s *state.Session, turns []checkpoint.Turn) {
+		// Only what the turn's own agent changed is the turn's: the paths
+		// its file tools wrote, and, where it ran a shell, the rest the
+		// captures saw, shared with another session working there
+		// meanwhile (ownChanges).
+		own := func(t *checkpoint.Turn, ch *snapshot.Changes) {
+			if !listed {
+				live, _, _ = st.List()
+				listed = true
+			}
+			to := t.TranscriptTo
+			if t.Running || to == 0 {
+				to = -1
+			}
+			w, told := agent.TurnWrites(s.Agent, s.TranscriptRoot, s.TranscriptPath, t.TranscriptFrom, to)
+			ownChanges(ch, w, told, sharing(s, t, live), s.Worktree)
+		}
 		log := func(msg string, err error, turn int) {
 			st.Logger().Warn(msg, state.LogKeySession, s.ID, "turn", turn, state.LogKeyError, err.Error())
 		}
@@ -63,9 +84,13 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 				if !ok {
 					continue
 				}
-				if t.Changes, err = committedChanges(reader, start, t.HeadBefore, at.head); err != nil {
+				ch, err := committedChanges(reader, start, t.HeadBefore, at.head)
+				if err != nil {
 					log("changes: compare the turn's start with the commit", err, t.Turn)
+					continue
 				}
+				own(t, ch)
+				t.Changes = ch
 				continue
 			}
 			start, end, ok := snapshot.Pick(entries, t.Turn)
@@ -101,6 +126,7 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 					continue
 				}
 			}
+			own(t, ch)
 			t.Changes = ch
 		}
 	}
@@ -226,4 +252,80 @@ func sweptCapture(st *state.Store, s *state.Session, turn int, entries []capture
 		return nil, err
 	}
 	return &e, nil
+}
+
+// sharing reports whether another live session works in the same
+// worktree as s and was there while turn t ran: what the captures saw
+// change then may be either's.
+func sharing(s *state.Session, t *checkpoint.Turn, live []*state.Session) bool {
+	end := t.EndedAt
+	for _, o := range live {
+		if o.ID == s.ID || o.Worktree != s.Worktree {
+			continue
+		}
+		if end.IsZero() || o.StartedAt.IsZero() || o.StartedAt.Before(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownChanges keeps of a turn's changes what its own agent changed. Where
+// the agent's transcript tells (told), a path its file tools wrote is the
+// turn's; a path they did not write is the turn's only if it ran a tool
+// that may write anything (a shell command), and then, when another
+// session shared the worktree, it is marked shared; any other path was
+// written by someone else and is left out. Where the transcript cannot
+// tell, the captures alone decide, and with another session there every
+// path is shared.
+func ownChanges(ch *snapshot.Changes, w agent.ToolWrites, told, shared bool, worktree string) {
+	ch.Shared = nil
+	if !told {
+		if shared {
+			ch.Shared = ch.Paths()
+		}
+		return
+	}
+	own := map[string]bool{}
+	for _, p := range w.Paths {
+		if rel, ok := inWorktree(worktree, p); ok {
+			own[rel] = true
+		}
+	}
+	keep := map[string]bool{}
+	for _, p := range ch.Paths() {
+		switch {
+		case own[p]:
+			keep[p] = true
+		case w.Shell:
+			keep[p] = true
+			if shared {
+				ch.Shared = append(ch.Shared, p)
+			}
+		}
+	}
+	ch.Keep(keep)
+}
+
+// inWorktree turns a path a tool named (absolute, or relative to the
+// worktree) into the worktree's slash-separated path; false when it is
+// outside.
+func inWorktree(worktree, p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(worktree, p)
+	}
+	for _, root := range []string{worktree, realPath(worktree)} {
+		if rel, err := filepath.Rel(root, filepath.Clean(p)); err == nil && rel != "." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != ".." {
+			return filepath.ToSlash(rel), true
+		}
+	}
+	return "", false
+}
+
+// realPath is a path with its symlinks resolved, or as it is.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

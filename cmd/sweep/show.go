@@ -192,7 +192,11 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 		paths []string
 	}{{"A", c.Added}, {"M", c.Modified}, {"D", c.Deleted}, {"?", c.Late}} {
 		for _, p := range group.paths {
-			lines = append(lines, group.mark+" "+table.Clean(p))
+			line := group.mark + " " + table.Clean(p)
+			if slices.Contains(c.Shared, p) {
+				line += "  (shared)"
+			}
+			lines = append(lines, line)
 		}
 	}
 	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[2:], b[2:]) })
@@ -208,6 +212,9 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 	}
 	if len(c.Late) > 0 {
 		fmt.Fprintln(w, "    (? written as the turn began or ended, before tether looked: not counted as the turn's)")
+	}
+	if len(c.Shared) > 0 {
+		fmt.Fprintln(w, "    (shared: another session worked in this worktree meanwhile, and this turn's agent did not write it with its file tools; a shell command of its may have)")
 	}
 	switch {
 	case c.UpTo != "":

@@ -13,7 +13,8 @@
 // Actions: start[=source], turn=PROMPT (a whole turn), open=PROMPT (a turn
 // that never ends: the agent then waits to be killed), begin=PROMPT (a turn
 // that goes on with the actions after it), write=PATH[:TEXT] and
-// remove=PATH (tool calls editing the worktree in the turn begun),
+// remove=PATH (tool calls editing the worktree in the turn begun,
+// recorded in the transcript as Claude Code's Write and Bash tool calls),
 // stop (that turn ends), hang (wait to be killed), commit=MESSAGE
 // (git add -A and commit, as an agent does mid-turn), end[=reason],
 // sleep=DURATION, replay=FILE (fire a recorded Claude Code payload, such as
@@ -98,11 +99,21 @@ func (a *agent) do(name, arg string) error {
 	case "write", "remove":
 		a.think()
 		path, text, _ := strings.Cut(arg, ":")
+		// The tool call into the transcript as Claude Code records it: a
+		// write is its Write tool (the content left out: tests look for
+		// where a file's bytes end up), a removal a shell command (Bash).
+		if name == "write" {
+			if err := a.toolUse("Write", map[string]any{"file_path": filepath.Join(a.cwd, path)}); err != nil {
+				return err
+			}
+		} else if err := a.toolUse("Bash", map[string]any{"command": "rm " + path}); err != nil {
+			return err
+		}
 		if err := a.edit(name, path, text); err != nil {
 			return err
 		}
 		// Into the transcript once done, as the agent records a tool's result.
-		return a.write("assistant", name+" "+path)
+		return a.write("user", name+" "+path+": done")
 	case "stop":
 		a.thinking = false
 		if err := a.write("assistant", "done: "+a.prompt); err != nil {
@@ -126,6 +137,9 @@ func (a *agent) do(name, arg string) error {
 		return a.do("stop", "")
 	case "commit":
 		a.think()
+		if err := a.toolUse("Bash", map[string]any{"command": "git add -A && git commit -m " + strconv.Quote(arg)}); err != nil {
+			return err
+		}
 		f := filepath.Join(a.cwd, fmt.Sprintf("work-%d.txt", a.turn))
 		if err := os.WriteFile(f, []byte(arg+"\n"), 0o644); err != nil {
 			return err
@@ -292,8 +306,17 @@ func settingsHooks(dir, event string) ([]string, error) {
 	return cmds, nil
 }
 
-// write appends one transcript line, as the agent records its conversation.
+// write appends one message to the transcript, as the agent records its
+// conversation.
 func (a *agent) write(role, text string) error {
+	return a.append(map[string]any{
+		"type": role, "sessionId": a.session, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": role, "content": text},
+	})
+}
+
+// append adds one line to the transcript.
+func (a *agent) append(entry map[string]any) error {
 	if err := os.MkdirAll(filepath.Dir(a.transcript), 0o700); err != nil {
 		return err
 	}
@@ -301,15 +324,22 @@ func (a *agent) write(role, text string) error {
 	if err != nil {
 		return err
 	}
-	line, _ := json.Marshal(map[string]any{
-		"type": role, "sessionId": a.session, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-		"message": map[string]any{"role": role, "content": text},
-	})
+	line, _ := json.Marshal(entry)
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// toolUse appends the assistant's call of a tool, in Claude Code's shape.
+func (a *agent) toolUse(name string, input map[string]any) error {
+	return a.append(map[string]any{
+		"type": "assistant", "sessionId": a.session, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": "assistant", "content": []any{map[string]any{
+			"type": "tool_use", "id": fmt.Sprintf("toolu_standin_%d_%d", a.turn, time.Now().UnixNano()), "name": name, "input": input,
+		}}},
+	})
 }
 
 func (a *agent) say(format string, args ...any) {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tetherdev/tether/capture"
+)
+
+// Two agents work in one worktree at once: one writes a.txt while the
+// other's turn, which writes nothing, runs. A turn's captures see a.txt
+// appear in both turns, but only the agent whose own tool wrote it gets
+// it: the commit of a.txt is linked to the writer's checkpoint alone, and
+// the idle turn changed nothing. Twenty runs, the same links every time.
+func TestTwoAgentsInOneWorktree(t *testing.T) {
+	const runs = 20
+	var first string
+	for i := range runs {
+		got := twoAgentsRun(t)
+		if i == 0 {
+			first = got
+			t.Logf("links: %s", got)
+		}
+		if got != first {
+			t.Fatalf("run %d: links %s; run 0: %s", i, got, first)
+		}
+	}
+	if first != "writer: 1 checkpoint (turn 1: A a.txt); idle: none (turn 1: changed no files)" {
+		t.Fatalf("links %s", first)
+	}
+}
+
+// twoAgentsRun plays the two agents once in a fresh repository and says
+// which sessions' checkpoints the commit of a.txt is linked to, and what
+// each session's turn changed.
+func twoAgentsRun(t *testing.T) string {
+	t.Helper()
+	r := newRepo(t)
+	install := exec.Command(bins.sweep, "install", "--agent", "claude-code")
+	install.Dir, install.Env = r.dir, cleanEnv()
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	git(t, r.dir, "add", "-A")
+	git(t, r.dir, "commit", "-qm", "tether")
+
+	// The idle agent's turn starts, and stays open while the writer works.
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	idle := exec.CommandContext(ctx, bins.claude, agentArgs(r, bins.hook+" claude-code", "idle-session", "start", "begin=look around", "sleep=1500ms", "stop", "end")...)
+	idle.Dir, idle.Env = r.dir, cleanEnv()
+	var idleOut bytes.Buffer
+	idle.Stdout, idle.Stderr = &idleOut, &idleOut
+	if err := idle.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the idle turn's start capture", func() bool {
+		cmd := exec.Command("git", "log", "-1", "--format=%s", capture.Ref("idle-session"), "--")
+		cmd.Dir, cmd.Env = r.dir, cleanEnv()
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out)) == "tether: turn 1 start"
+	})
+	runAgent(t, r, "writer-session", "start", "begin=write a", "write=a.txt:alpha", "stop", "end")
+	if err := idle.Wait(); err != nil {
+		t.Fatalf("idle agent: %v\n%s", err, idleOut.String())
+	}
+
+	git(t, r.dir, "add", "a.txt")
+	git(t, r.dir, "commit", "-qm", "a.txt")
+	show := exec.Command(bins.sweep, "show", "HEAD", "--json")
+	show.Dir, show.Env = r.dir, cleanEnv()
+	out, err := show.Output()
+	if err != nil {
+		t.Fatalf("show: %v", err)
+	}
+	var linked []struct{ Session string }
+	if err := json.Unmarshal(out, &linked); err != nil && !strings.Contains(string(out), "no checkpoints") {
+		t.Fatalf("show --json: %v\n%s", err, out)
+	}
+	count := map[string]int{}
+	for _, c := range linked {
+		count[c.Session]++
+	}
+	var parts []string
+	for _, id := range []string{"writer-session", "idle-session"} {
+		name, _, _ := strings.Cut(id, "-")
+		links := "none"
+		if n := count[id]; n > 0 {
+			links = fmt.Sprintf("%d checkpoint", n)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (turn 1: %s)", name, links, turnChanged(t, r, id)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// turnChanged says what the session's first turn changed, by its
+// checkpoints, as show prints it.
+func turnChanged(t *testing.T, r testRepo, id string) string {
+	t.Helper()
+	s := r.load(t, id)
+	var changed []string
+	for _, c := range s.Checkpoints {
+		show := exec.Command(bins.sweep, "show", c.ID)
+		show.Dir, show.Env = r.dir, cleanEnv()
+		out, err := show.Output()
+		if err != nil {
+			t.Fatalf("show %s: %v", c.ID, err)
+		}
+		for line := range strings.Lines(string(out)) {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "A ") || strings.HasPrefix(line, "M ") || strings.HasPrefix(line, "D ") || line == "changed no files" {
+				changed = append(changed, line)
+			}
+		}
+	}
+	slices.Sort(changed)
+	changed = slices.Compact(changed)
+	if len(changed) == 0 {
+		return "unknown"
+	}
+	return strings.Join(changed, ", ")
+}
