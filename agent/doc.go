@@ -31,6 +31,12 @@
 //     session end, read in the same pass, a model error that ended the
 //     turn, for an agent that may kill the hook that would say so (Claude
 //     Code's StopFailure, as it exits).
+//   - TurnWrites reads, for the sweep, which files a turn's own tool calls
+//     wrote, from the agent's transcript between two offsets, one reader per
+//     adapter (its writes field): Claude Code's Write, Edit, MultiEdit and
+//     NotebookEdit calls, and whether a tool that may write anything ran (a
+//     shell). An agent without a reader (the others, for now) cannot tell,
+//     and says so: its turns are credited from the captures.
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //     ReviewerAnswers reads, bounded and never blocking, whether the
 //     agent's own automatic reviewer answers its permission requests rather

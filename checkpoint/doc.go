@@ -75,6 +75,11 @@
 //     merged into whatever note the commit already has, found at any fanout
 //     depth, so git notes show finds them and git itself carries them
 //     across amend and rebase when notes.rewriteRef names the ref.
+//     A checkpoint a commit inherited from commits carrying the same
+//     change (Inherit, package inherit) is named in a block of its own
+//     under a "Tether-Via: <how>" line; a direct link wins over an
+//     inherited one, and each checkpoint is named once (NoteLinks reads
+//     them, TidyNote rewrites what git concatenated).
 //   - Only the agent's own transcript is read: a regular file inside the
 //     directory the hook recorded as where the agent keeps transcripts
 //     (state.Session.TranscriptRoot), opened by agent.OpenTranscript, never

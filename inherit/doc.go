@@ -22,9 +22,9 @@
 //     change and checkpoints) is computed once, when the link is made or its
 //     note arrives, and kept in an index in the store (<store>/links/index,
 //     rewritten whole under the store's "links" lock, temp file and
-//     rename), so matching costs what arrived, not what is linked: the
-//     arriving commits' patch-ids in one git pipeline, their trees and
-//     changes in-process, each looked up in maps.
+//     rename), so matching costs what arrived, not what is linked: one
+//     git log of the arriving commits (their trees, raw diffs and patches)
+//     whose output goes on to one git patch-id, each looked up in maps.
 //   - An inherited link is a note line like any other (checkpoint.Inherit):
 //     the checkpoint lines, then "Tether-Via: <how>"; git notes show reads
 //     it, and tether-sweep show prints how each came.

@@ -69,7 +69,7 @@ func readIndex(path string) (*index, error) {
 		f := strings.Fields(sc.Text())
 		switch {
 		case len(f) == 2 && f[0] == "notes":
-			ix.notes = f[1]
+			ix.notes = unfield(f[1])
 		case len(f) == 6 && validHex(f[0]):
 			e := &Entry{Commit: f[0], Tree: unfield(f[1]), PatchID: unfield(f[2]), Base: unfield(f[3]), Change: unfield(f[4])}
 			if ids := unfield(f[5]); ids != "" {

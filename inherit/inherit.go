@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -29,8 +28,10 @@ import (
 // lockName is the store lock serializing writes to the index.
 const lockName = "links"
 
-// maxRange bounds the walk from a linked commit back to its base.
-const maxRange = 10_000
+// maxRange bounds the walk from a linked commit back to where it left the
+// default branch: a longer line of work is matched by its replayed
+// commits, or by the forge.
+const maxRange = 1_000
 
 // Matcher finds the commits that carry linked commits' changes.
 type Matcher struct {
@@ -90,162 +91,140 @@ func (m *Matcher) Update() (int, error) {
 			changed = append(changed, h) // absent last time: here now?
 		}
 	}
-	var todo []*object.Commit
+	var todo []string
 	for _, h := range changed {
-		c, err := object.GetCommit(m.objs, plumbing.NewHash(h))
-		if err != nil {
-			// Not here (its note came from another clone), or not a
-			// commit: kept to look for again.
+		if m.objs.HasEncodedObject(plumbing.NewHash(h)) != nil {
+			// Not here (its note came from another clone): kept to look
+			// for again.
 			ix.entries[h] = &Entry{Commit: h}
 			continue
 		}
-		todo = append(todo, c)
+		todo = append(todo, h)
 	}
 	if tip == ix.notes && len(todo) == 0 {
 		return 0, nil
 	}
-	pids, err := m.patchIDs(commitHashes(todo))
+	info, err := m.scan(todo)
 	if err != nil {
 		return 0, err
 	}
-	def := m.defaultTip()
-	for _, c := range todo {
-		h := c.Hash.String()
-		e := &Entry{Commit: h, Tree: c.TreeHash.String(), PatchID: pids[h]}
-		if def != nil {
-			if err := m.rangeOf(c, def, e); err != nil {
+	onDefault, err := m.defaultHistory()
+	if err != nil {
+		return 0, err
+	}
+	notes := map[string][]string{} // checkpoints by commit, read once
+	var pairs []string
+	ranged := map[string][]*Entry{}
+	indexed := 0
+	for _, h := range todo {
+		c := info[h]
+		if c == nil {
+			delete(ix.entries, h) // a note on something not a commit
+			continue
+		}
+		e := &Entry{Commit: h, Tree: c.tree, PatchID: c.patchID}
+		if onDefault != nil {
+			base, baseTree, ids, err := m.rangeOf(h, info, onDefault, notes)
+			if err != nil {
 				return 0, err
+			}
+			if base != "" {
+				e.Base, e.IDs = base, ids
+				pair := baseTree + " " + c.tree
+				pairs, ranged[pair] = append(pairs, pair), append(ranged[pair], e)
 			}
 		}
 		ix.entries[h] = e
+		indexed++
+	}
+	changes, err := m.rangeChanges(slices.Compact(slices.Sorted(slices.Values(pairs))))
+	if err != nil {
+		return 0, err
+	}
+	for pair, es := range ranged {
+		for _, e := range es {
+			e.Change = changes[pair]
+		}
 	}
 	ix.notes = tip
-	return len(todo), ix.write(m.indexPath())
+	return indexed, ix.write(m.indexPath())
 }
 
-// defaultTip is the default branch's tip: the remote's HEAD, else its
-// main or master, else the local main or master; nil when none is here.
-func (m *Matcher) defaultTip() *object.Commit {
+// defaultHistory is the set of the default branch's commits (git rev-list
+// of its tip: the remote's HEAD, else its main or master, else the local
+// main or master); nil when there is none here.
+func (m *Matcher) defaultHistory() (map[plumbing.Hash]bool, error) {
 	for _, name := range []string{"refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master"} {
-		ref, err := m.objs.Reference(plumbing.ReferenceName(name))
-		for range 5 {
-			if err != nil || ref.Type() != plumbing.SymbolicReference {
-				break
-			}
-			ref, err = m.objs.Reference(ref.Target())
-		}
-		if err != nil {
+		if _, err := m.objs.Reference(plumbing.ReferenceName(name)); err != nil {
 			continue
 		}
-		if c, err := object.GetCommit(m.objs, ref.Hash()); err == nil {
-			return c
+		cmd := m.git("rev-list", name)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("git rev-list %s: %s", name, firstLine(stderr.String(), err))
 		}
+		set := map[plumbing.Hash]bool{}
+		for _, h := range strings.Fields(stdout.String()) {
+			set[plumbing.NewHash(h)] = true
+		}
+		return set, nil
 	}
-	return nil
+	return nil, nil
 }
 
-// rangeOf fills in the range a linked commit ends: from where its line of
-// work left the default branch (their merge base), the combined change
-// and the checkpoints of the linked commits in it (its first parents back
-// to the base). A commit on the default branch ends none.
-func (m *Matcher) rangeOf(c, def *object.Commit, e *Entry) error {
-	bases, err := c.MergeBase(def)
-	if err != nil || len(bases) == 0 || bases[0].Hash == c.Hash {
-		return nil // unrelated histories, or on the default branch
+// rangeOf finds the range a linked commit ends: back along its first
+// parents to where its line of work left the default branch (at most
+// maxRange commits), the base and its tree, and the checkpoints of the
+// linked commits in it; no base for a commit on the default branch.
+func (m *Matcher) rangeOf(h string, info map[string]*scanned, onDefault map[plumbing.Hash]bool, notes map[string][]string) (base, baseTree string, ids []string, err error) {
+	if onDefault[plumbing.NewHash(h)] {
+		return "", "", nil, nil
 	}
-	base := bases[0]
-	if e.Change, err = changeID(m.objs, base.TreeHash, c.TreeHash); err != nil {
-		return err
-	}
-	e.Base = base.Hash.String()
-	walk := c
+	walk := h
 	for range maxRange {
-		ids, err := m.cp.Notes(walk.Hash.String())
-		if err != nil {
-			return err
+		got, ok := notes[walk]
+		if !ok {
+			if got, err = m.cp.Notes(walk); err != nil {
+				return "", "", nil, err
+			}
+			notes[walk] = got
 		}
-		for _, id := range ids {
-			if !slices.Contains(e.IDs, id) {
-				e.IDs = append(e.IDs, id)
+		for _, id := range got {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
 			}
 		}
-		if len(walk.ParentHashes) == 0 || walk.ParentHashes[0] == base.Hash {
-			break
+		parents, ok := m.parents(walk, info)
+		if !ok || len(parents) == 0 {
+			return "", "", nil, nil // unrelated to the default branch, or a shallow history
 		}
-		if walk, err = object.GetCommit(m.objs, walk.ParentHashes[0]); err != nil {
-			break // a shallow history: what was found
+		if onDefault[plumbing.NewHash(parents[0])] {
+			c, err := object.GetCommit(m.objs, plumbing.NewHash(parents[0]))
+			if err != nil {
+				return "", "", nil, nil
+			}
+			return parents[0], c.TreeHash.String(), ids, nil
 		}
+		walk = parents[0]
 	}
-	return nil
+	return "", "", nil, nil
 }
 
-// changeID names a change file for file: every path it touches with its
-// mode and content before and after. Two changes with the same name have
-// the same diff.
-func changeID(objs *filesystem.Storage, from, to plumbing.Hash) (string, error) {
-	var a *object.Tree
-	if !from.IsZero() {
-		t, err := object.GetTree(objs, from)
-		if err != nil {
-			return "", fmt.Errorf("tree %s: %w", from, err)
-		}
-		a = t
+// parents are a commit's parents, from what scan read, else the object.
+func (m *Matcher) parents(h string, info map[string]*scanned) ([]string, bool) {
+	if c := info[h]; c != nil {
+		return c.parents, true
 	}
-	b, err := object.GetTree(objs, to)
+	c, err := object.GetCommit(m.objs, plumbing.NewHash(h))
 	if err != nil {
-		return "", fmt.Errorf("tree %s: %w", to, err)
+		return nil, false
 	}
-	changes, err := object.DiffTree(a, b)
-	if err != nil {
-		return "", fmt.Errorf("diff %s %s: %w", from, to, err)
+	out := make([]string, len(c.ParentHashes))
+	for i, p := range c.ParentHashes {
+		out[i] = p.String()
 	}
-	if len(changes) == 0 {
-		return "", nil
-	}
-	lines := make([]string, 0, len(changes))
-	for _, ch := range changes {
-		lines = append(lines, fmt.Sprintf("%s\x00%s\x00%o\x00%s\x00%o\x00%s", ch.From.Name, ch.To.Name,
-			ch.From.TreeEntry.Mode, ch.From.TreeEntry.Hash, ch.To.TreeEntry.Mode, ch.To.TreeEntry.Hash))
-	}
-	slices.Sort(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:20]), nil
-}
-
-// patchIDs returns `git patch-id --stable` of each commit (none for a
-// merge or an empty change): one git log and one git patch-id for all.
-func (m *Matcher) patchIDs(commits []string) (map[string]string, error) {
-	out := map[string]string{}
-	if len(commits) == 0 {
-		return out, nil
-	}
-	log := m.git("log", "--no-walk=unsorted", "--stdin", "-p", "--no-merges", "--no-color", "--no-ext-diff", "--no-textconv", "--format=commit %H")
-	log.Stdin = strings.NewReader(strings.Join(commits, "\n") + "\n")
-	pid := m.git("patch-id", "--stable")
-	pipe, err := log.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	pid.Stdin = pipe
-	var stdout, logErr, pidErr bytes.Buffer
-	pid.Stdout, pid.Stderr, log.Stderr = &stdout, &pidErr, &logErr
-	if err := pid.Start(); err != nil {
-		return nil, fmt.Errorf("git patch-id: %w", err)
-	}
-	if err := log.Run(); err != nil {
-		_ = pid.Wait()
-		return nil, fmt.Errorf("git log: %s", firstLine(logErr.String(), err))
-	}
-	if err := pid.Wait(); err != nil {
-		return nil, fmt.Errorf("git patch-id: %s", firstLine(pidErr.String(), err))
-	}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 {
-			out[f[1]] = f[0]
-		}
-	}
-	return out, nil
+	return out, true
 }
 
 // Arrived lists the commits (not merges) that revs select, as git
@@ -297,36 +276,21 @@ func (m *Matcher) Match(ctx context.Context, arrivals []string, replay string) (
 			}
 		}
 	}
-	var commits []*object.Commit
+	var todo []string
 	for _, h := range arrivals {
-		if ix.entries[h] != nil && ix.entries[h].Tree != "" {
-			continue
-		}
-		c, err := object.GetCommit(m.objs, plumbing.NewHash(h))
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h, err)
-		}
-		if len(c.ParentHashes) == 1 {
-			commits = append(commits, c)
+		if e := ix.entries[h]; e == nil || e.Tree == "" {
+			todo = append(todo, h)
 		}
 	}
-	pids, err := m.patchIDs(commitHashes(commits))
+	info, err := m.scan(todo) // merges are left out
 	if err != nil {
 		return nil, err
 	}
 	var out []Inherited
-	for _, c := range commits {
-		h := c.Hash.String()
-		parent, err := object.GetCommit(m.objs, c.ParentHashes[0])
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: parent: %w", h, err)
-		}
-		if parent.TreeHash == c.TreeHash {
-			continue // changes nothing: carries nothing
-		}
-		change, err := changeID(m.objs, parent.TreeHash, c.TreeHash)
-		if err != nil {
-			return nil, err
+	for _, h := range todo {
+		c := info[h]
+		if c == nil || len(c.parents) != 1 || c.change == "" {
+			continue // a merge, or a commit that changes nothing: carries nothing
 		}
 		// A replay first: a squash of one commit is one too. Each
 		// checkpoint is inherited once, the first way found.
@@ -340,8 +304,8 @@ func (m *Matcher) Match(ctx context.Context, arrivals []string, replay string) (
 				out = append(out, Inherited{Commit: h, IDs: ids, Via: via})
 			}
 		}
-		for _, e := range byPatch[pids[h]] {
-			if e.Commit == h || pids[h] == "" {
+		for _, e := range byPatch[c.patchID] {
+			if e.Commit == h || c.patchID == "" {
 				continue
 			}
 			ids, err := m.cp.Notes(e.Commit)
@@ -351,7 +315,7 @@ func (m *Matcher) Match(ctx context.Context, arrivals []string, replay string) (
 			add(ids, fmt.Sprintf("%s of %s", replay, short(e.Commit)))
 		}
 		seen := map[string]bool{}
-		for _, e := range slices.Concat(byTree[c.TreeHash.String()], byChange[change]) {
+		for _, e := range slices.Concat(byTree[c.tree], byChange[c.change]) {
 			if e.Commit != h && !seen[e.Commit] {
 				seen[e.Commit] = true
 				add(e.IDs, fmt.Sprintf("squash of %s..%s", short(e.Base), short(e.Commit)))

@@ -136,12 +136,13 @@ func TestClaudeCodeUnderStandin(t *testing.T) {
 		t.Errorf("owner while the agent runs: %v", v)
 	}
 	offs := transcriptOffsets(t, r.transcript(id))
-	// Transcript lines: "say hi", "second prompt", "working on: second prompt".
+	// Transcript lines: "say hi", the commit's Bash call, "second prompt",
+	// "working on: second prompt".
 	want := []state.TurnRecord{
 		{T: state.RecTurnStart, Turn: 1, Prompt: "say hi", Head: head0, TranscriptSize: offs[0],
 			Key: "03c4e50d-e6af-44e6-9417-ca2fe808f78e"}, // the recorded prompt_id
-		{T: state.RecTurnEnd, Turn: 1, Head: head1, TranscriptSize: offs[0]},
-		{T: state.RecTurnStart, Turn: 2, Prompt: "second prompt", Head: head1, TranscriptSize: offs[1]},
+		{T: state.RecTurnEnd, Turn: 1, Head: head1, TranscriptSize: offs[1]},
+		{T: state.RecTurnStart, Turn: 2, Prompt: "second prompt", Head: head1, TranscriptSize: offs[2]},
 	}
 	recs := r.turns(t, id)
 	if o := recs[len(recs)-1].Owner; o == nil || *o != *s.Owner {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tetherdev/tether/capture"
+	"github.com/tetherdev/tether/internal/bgsweep"
 )
 
 // Two agents work in one worktree at once: one writes a.txt while the
@@ -73,6 +75,8 @@ func twoAgentsRun(t *testing.T) string {
 
 	git(t, r.dir, "add", "a.txt")
 	git(t, r.dir, "commit", "-qm", "a.txt")
+	// The commit's sweep may go on after the commit returned.
+	bgsweep.Wait(filepath.Join(r.common, "tether"), hangGuard)
 	show := exec.Command(bins.sweep, "show", "HEAD", "--json")
 	show.Dir, show.Env = r.dir, cleanEnv()
 	out, err := show.Output()

@@ -45,6 +45,7 @@ var comparisons = []comparison{
 	{"sweep with many ended sessions vs none", one(benchSweepEnded)},
 	{"hook session-start with 10,000 live sessions vs none", one(benchSessionStart)},
 	{"first commit with 10,000 running turns pending vs plain commit", benchRunningTurns},
+	{"match of 1,000 arriving commits against 10,000 linked", one(benchInherit)},
 }
 
 func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budget string, ok func(ratio, deltaMs float64) bool) result {
