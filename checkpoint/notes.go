@@ -267,22 +267,30 @@ func (r *Repo) noteText(h plumbing.Hash) (string, error) {
 // by the compare-and-swap on the notes ref: the loser merges again on the
 // new tip. IDs that are not on CheckpointsRef are left out of the note and
 // reported in the error (wrapping ErrNotFound), after the others are linked.
-func (r *Repo) Link(commit string, ids []string) error {
+func (r *Repo) Link(commit string, ids []string) error { return r.link("link", commit, ids, "") }
+
+// link merges ids into the note of commit, inherited via how when via is
+// set, leaving out and reporting those missing from CheckpointsRef.
+func (r *Repo) link(verb, commit string, ids []string, via string) error {
 	h, err := r.resolveCommit(commit)
 	if err != nil {
-		return fmt.Errorf("link %s: %w", commit, err)
+		return fmt.Errorf("%s %s: %w", verb, commit, err)
 	}
 	present, missing, err := r.present(ids)
 	if err != nil {
-		return fmt.Errorf("link %s: %w", h, err)
+		return fmt.Errorf("%s %s: %w", verb, h, err)
 	}
 	if len(present) > 0 {
-		if err := r.writeNote(h, direct(present)); err != nil {
-			return fmt.Errorf("link %s: %w", h, err)
+		links := make([]NoteLink, len(present))
+		for i, id := range present {
+			links[i] = NoteLink{ID: id, Via: via}
+		}
+		if err := r.writeNote(h, links); err != nil {
+			return fmt.Errorf("%s %s: %w", verb, h, err)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("link %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, CheckpointsRef)
+		return fmt.Errorf("%s %s: checkpoints %s: %w on %s", verb, h, strings.Join(missing, ", "), ErrNotFound, CheckpointsRef)
 	}
 	return nil
 }
@@ -321,27 +329,7 @@ func (r *Repo) Inherit(commit string, ids []string, via string) error {
 	if strings.ContainsAny(via, "\r\n") || strings.TrimSpace(via) == "" {
 		return fmt.Errorf("inherit %s: bad via %q", commit, via)
 	}
-	h, err := r.resolveCommit(commit)
-	if err != nil {
-		return fmt.Errorf("inherit %s: %w", commit, err)
-	}
-	present, missing, err := r.present(ids)
-	if err != nil {
-		return fmt.Errorf("inherit %s: %w", h, err)
-	}
-	if len(present) > 0 {
-		links := make([]NoteLink, len(present))
-		for i, id := range present {
-			links[i] = NoteLink{ID: id, Via: strings.TrimSpace(via)}
-		}
-		if err := r.writeNote(h, links); err != nil {
-			return fmt.Errorf("inherit %s: %w", h, err)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("inherit %s: checkpoints %s: %w on %s", h, strings.Join(missing, ", "), ErrNotFound, CheckpointsRef)
-	}
-	return nil
+	return r.link("inherit", commit, ids, strings.TrimSpace(via))
 }
 
 // writeNote merges links into the note of commit h and moves the notes

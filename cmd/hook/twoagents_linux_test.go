@@ -62,17 +62,25 @@ func twoAgentsRun(t *testing.T) string {
 	if err := idle.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the idle turn's start capture", func() bool {
-		cmd := exec.Command("git", "log", "-1", "--format=%s", capture.Ref("idle-session"), "--")
-		cmd.Dir, cmd.Env = r.dir, cleanEnv()
-		out, _ := cmd.Output()
-		return strings.TrimSpace(string(out)) == "tether: turn 1 start"
-	})
+	captured := func(session, what string) func() bool {
+		return func() bool {
+			cmd := exec.Command("git", "log", "-1", "--format=%s", capture.Ref(session), "--")
+			cmd.Dir, cmd.Env = r.dir, cleanEnv()
+			out, _ := cmd.Output()
+			return strings.TrimSpace(string(out)) == what
+		}
+	}
+	waitFor(t, "the idle turn's start capture", captured("idle-session", "tether: turn 1 start"))
 	runAgent(t, r, "writer-session", "start", "begin=write a", "write=a.txt:alpha", "stop", "end")
 	if err := idle.Wait(); err != nil {
 		t.Fatalf("idle agent: %v\n%s", err, idleOut.String())
 	}
 
+	// The user commits once the turns' end captures are in (on a loaded
+	// machine one may land later than the sweep waits for it: that turn's
+	// changes would be unknown, which is not what this test is about).
+	waitFor(t, "the idle turn's end capture", captured("idle-session", "tether: turn 1 end"))
+	waitFor(t, "the writer's end capture", captured("writer-session", "tether: turn 1 end"))
 	git(t, r.dir, "add", "a.txt")
 	git(t, r.dir, "commit", "-qm", "a.txt")
 	// The commit's sweep may go on after the commit returned.
