@@ -95,7 +95,17 @@ func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(cps)
+		// Each checkpoint as checkpoint.json has it, with how an inherited
+		// one came to the commit.
+		type shown struct {
+			*checkpoint.Checkpoint
+			Via string `json:"via,omitempty"`
+		}
+		out := make([]shown, len(cps))
+		for i, c := range cps {
+			out[i] = shown{c, via[c.ID]}
+		}
+		return enc.Encode(out)
 	}
 	if isCommit {
 		ids := map[string]bool{}
