@@ -35,13 +35,20 @@ type Event struct {
 	// are not sessions of the user's).
 	NoCreate bool
 	// OwnerPID is the agent's PID as the payload carries it (OpenCode's
-	// plugin), 0 when it does not: a hint for the owner, checked like any.
+	// plugin, Pi's extension), 0 when it does not: a hint for the owner,
+	// checked like any.
 	OwnerPID int
 	// Wait is, for a wait (EventWait, EventWaitInput), what the agent waits
 	// for, and Since the signal's own time when the payload carries one
 	// (else zero: now); for EventWaitOver, Key names the request whose
 	// wait is over ("" for any).
 	Wait state.Wait
+	// Unannounced: the event says a turn runs, which may be one the agent
+	// never announced (Droid's PreToolUse: `droid exec` fires no
+	// UserPromptSubmit). It starts a turn only when none runs, with the
+	// prompt the transcript holds (StartTurnFromTranscript), and is
+	// otherwise nothing.
+	Unannounced bool
 }
 
 // Info describes an agent tether knows.
@@ -99,6 +106,14 @@ type adapter struct {
 	// failure reads a transcript line for readTurnEnd, for an agent whose
 	// hook for a failed turn may never record it; nil for the others.
 	failure func(line []byte) (msg string, ok bool)
+	// stopFailures: the agent's turn end says nothing of a failure (Droid
+	// fires Stop after a failed model call too): the hook reads it from
+	// the transcript at every turn end (TurnFailure).
+	stopFailures bool
+	// turns reads a transcript line for the start or the end of a turn,
+	// for an agent that may run a turn it never announced (see
+	// StartTurnFromTranscript); nil for the others.
+	turns func(line []byte) turnLine
 	// respond is what the hook prints on stdout, or nil.
 	respond func(ev Event) []byte
 	// reviewer reads a transcript line that states who answers the turn's
@@ -128,13 +143,19 @@ func find(name string) (adapter, bool) {
 		return copilot(), true
 	case "opencode", "opencode-ai", "open-code":
 		return opencode(), true
+	case "droid", "factory", "factory-droid":
+		return droid(), true
+	case "pi", "pi-coding-agent":
+		return pi(), true
+	case "qwen", "qwen-code", "qwen_code":
+		return qwen(), true
 	}
 	return adapter{}, false
 }
 
 // Names lists the canonical agent names.
 func Names() []string {
-	return []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode"}
+	return []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode", "droid", "pi", "qwen"}
 }
 
 // Lookup returns what tether knows about an agent, by name or alias.
@@ -405,6 +426,7 @@ type foreign struct {
 	SessionIDCamel []byte // Copilot CLI (camelCase)
 	ThreadID       []byte // Codex notify
 	OpencodePID    []byte // tether's OpenCode plugin
+	PiPID          []byte // tether's Pi extension
 }
 
 func (f *foreign) fields() []wireField {
@@ -414,6 +436,7 @@ func (f *foreign) fields() []wireField {
 		{name: "sessionId", raw: &f.SessionIDCamel},
 		{name: "thread-id", raw: &f.ThreadID},
 		{name: "opencode_pid", raw: &f.OpencodePID},
+		{name: "pi_pid", raw: &f.PiPID},
 	}
 }
 
@@ -431,6 +454,7 @@ func (f foreign) check(self string) error {
 		{f.SessionIDCamel, "copilot", "sessionId"},
 		{f.ThreadID, "codex", "thread-id"},
 		{f.OpencodePID, "opencode", "opencode_pid"},
+		{f.PiPID, "pi", "pi_pid"},
 	} {
 		if len(k.raw) > 0 && string(k.raw) != "null" {
 			return wrongAgent(self, "it carries "+k.agent+"'s "+k.key)

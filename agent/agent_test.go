@@ -476,7 +476,7 @@ func notAPayload(path string) bool {
 
 func TestSamples(t *testing.T) {
 	covered := map[string]bool{}
-	for _, tc := range samples() {
+	for _, tc := range append(samples(), recordedSamples(t)...) {
 		path := filepath.Join("testdata", tc.file)
 		covered[path] = true
 		t.Run(tc.file+"/"+tc.eventArg, func(t *testing.T) {
@@ -704,7 +704,7 @@ func TestResponse(t *testing.T) {
 
 func TestLookupAndNames(t *testing.T) {
 	names := Names()
-	want := []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode"}
+	want := []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode", "droid", "pi", "qwen"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("Names() = %v, want %v", names, want)
 	}

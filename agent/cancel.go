@@ -56,7 +56,7 @@ func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEn
 		return TurnEnd{}
 	}
 	var end TurnEnd
-	scanTurn(root, path, from, func(line []byte) {
+	scanTurn(root, path, from, func(line []byte, _ int64) {
 		if a.cancelled != nil && !end.Cancelled {
 			end.Cancelled = a.cancelled(line)
 		}
@@ -73,10 +73,10 @@ func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEn
 }
 
 // scanTurn calls fn with each line the agent wrote into its transcript
-// past byte from, reading at most the last 256 KiB (a cancel or a failure
-// is among the last lines), and only of a transcript OpenTranscript opens
-// inside root.
-func scanTurn(root, path string, from int64, fn func(line []byte)) {
+// past byte from, and the line's offset, reading at most the last 256 KiB
+// (a cancel or a failure is among the last lines), and only of a
+// transcript OpenTranscript opens inside root.
+func scanTurn(root, path string, from int64, fn func(line []byte, off int64)) {
 	if path == "" || from < 0 {
 		return
 	}
@@ -94,12 +94,18 @@ func scanTurn(root, path string, from int64, fn func(line []byte)) {
 	if err != nil {
 		return
 	}
+	off := start
 	if start > from {
 		// Started mid-line: the first, partial line is not judged.
-		_, data, _ = bytes.Cut(data, []byte{'\n'})
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return
+		}
+		data, off = data[i+1:], off+int64(i+1)
 	}
 	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
-		fn(line)
+		fn(line, off)
+		off += int64(len(line)) + 1
 	}
 }
 
@@ -116,12 +122,75 @@ func ReviewerAnswers(agentName, root, path string) bool {
 		return false
 	}
 	auto := false
-	scanTurn(root, path, 0, func(line []byte) {
+	scanTurn(root, path, 0, func(line []byte, _ int64) {
 		if a, ok := a.reviewer(line); ok {
 			auto = a
 		}
 	})
 	return auto
+}
+
+// turnLine is what a transcript line says of a turn: its start, the
+// user's Prompt (and the Key naming it), or its End.
+type turnLine struct {
+	Start       bool
+	Prompt, Key string
+	End         bool
+}
+
+// StartTurnFromTranscript starts, in a session loaded idle under its lock,
+// a turn the agent ran without announcing it (`droid exec` fires no
+// UserPromptSubmit): the last prompt its transcript holds past the last
+// turn's start with no end after it. The turn-start record carries that
+// prompt, and the prompt's offset as its transcript size, so the turn's
+// slice of the transcript starts with it. It reports whether it started
+// one. The hook calls it before a turn end or a session end, the sweep
+// before it ends a session whose owner died.
+func StartTurnFromTranscript(tx *state.Tx, at time.Time, head string) (bool, error) {
+	s := tx.Session
+	if s.Phase != state.PhaseIdle {
+		return false, nil
+	}
+	t, from, ok := pendingTurn(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
+	if !ok {
+		return false, nil
+	}
+	return true, tx.AppendTurn(state.TurnRecord{
+		T: state.RecTurnStart, Turn: s.Turns + 1, At: at, Prompt: t.Prompt, Head: head,
+		TranscriptSize: from, Owner: s.Owner, Key: t.Key,
+	})
+}
+
+// pendingTurn reads the last prompt of the transcript past byte from
+// whose turn has not ended, and the offset of its line: a turn the agent
+// runs without having announced it, for an agent that may (see
+// adapter.turns); ok is false for the others, and whenever it cannot
+// tell.
+func pendingTurn(agentName, root, path string, from int64) (t turnLine, at int64, ok bool) {
+	a, found := find(agentName)
+	if !found || a.turns == nil {
+		return turnLine{}, 0, false
+	}
+	scanTurn(root, path, from, func(line []byte, off int64) {
+		switch l := a.turns(line); {
+		case l.Start:
+			t, at, ok = l, off, true
+		case l.End:
+			t, at, ok = turnLine{}, 0, false
+		}
+	})
+	return t, at, ok
+}
+
+// TurnFailure is the error a model call ended the running turn with, as
+// its agent wrote it into its transcript past byte from, for an agent
+// whose turn end does not say (Droid's Stop); "" for the others, and when
+// the turn did not fail.
+func TurnFailure(agentName, root, path string, from int64) string {
+	if a, found := find(agentName); !found || !a.stopFailures {
+		return ""
+	}
+	return readTurnEnd(agentName, root, path, from, true).Failure
 }
 
 // EndTurnFromTranscript ends the running turn of a session loaded under

@@ -24,17 +24,23 @@ type transcriptHome struct {
 	env   string // variable that moves the agent's home; "" for none
 	home  string // the agent's home under the user's home ("" for the user's home itself)
 	dir   string // the transcripts' directory inside the agent's home
+	// dirEnv names a variable that moves the transcripts' directory
+	// itself, winning over the home's ("" for none).
+	dirEnv string
 }
 
 // transcriptHomes is the table of where each agent keeps its transcripts,
 // as recorded from the real CLIs (agent/testdata/recorded) and their docs.
 // An agent missing here has no transcript tether reads.
 var transcriptHomes = []transcriptHome{
-	{"claude-code", "CLAUDE_CONFIG_DIR", ".claude", "projects"}, // projects/<project>/<session>.jsonl
-	{"codex", "CODEX_HOME", ".codex", "sessions"},               // sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl
-	{"gemini", "GEMINI_CLI_HOME", "", ".gemini/tmp"},            // .gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl
-	{"copilot", "COPILOT_HOME", ".copilot", "session-state"},    // session-state/<session>/events.jsonl
-	{"cursor", "", ".cursor", "projects"},                       // projects/<project>/agent-transcripts/<session>.txt
+	{"claude-code", "CLAUDE_CONFIG_DIR", ".claude", "projects", ""},                       // projects/<project>/<session>.jsonl
+	{"codex", "CODEX_HOME", ".codex", "sessions", ""},                                     // sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl
+	{"gemini", "GEMINI_CLI_HOME", "", ".gemini/tmp", ""},                                  // .gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl
+	{"copilot", "COPILOT_HOME", ".copilot", "session-state", ""},                          // session-state/<session>/events.jsonl
+	{"cursor", "", ".cursor", "projects", ""},                                             // projects/<project>/agent-transcripts/<session>.txt
+	{"droid", "", ".factory", "sessions", ""},                                             // sessions/<cwd, / as ->/<session>.jsonl
+	{"pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "PI_CODING_AGENT_SESSION_DIR"}, // sessions/--<cwd, / as ->--/<time>_<session>.jsonl
+	{"qwen", "QWEN_HOME", ".qwen", "projects", ""},                                        // projects/<cwd, / as ->/chats/<session>.jsonl
 }
 
 // TranscriptRoot is the directory the agent keeps its transcripts in, as
@@ -50,6 +56,15 @@ func TranscriptRoot(agentName string, getenv func(string) string) string {
 	for _, t := range transcriptHomes {
 		if t.agent != a.info.Name {
 			continue
+		}
+		if t.dirEnv != "" {
+			if dir := getenv(t.dirEnv); dir != "" {
+				root, err := filepath.Abs(dir)
+				if err != nil {
+					return ""
+				}
+				return root
+			}
 		}
 		home := ""
 		if t.env != "" {

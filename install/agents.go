@@ -22,8 +22,12 @@ const (
 	// flat: {"version": 1, "hooks": {"event": [entry]}} (Cursor, Copilot).
 	flat
 	// plugin: no hook config; the whole file is tether's plugin, which the
-	// agent loads from a directory and which runs tether-hook (OpenCode).
+	// agent loads from a directory and which runs tether-hook (OpenCode,
+	// Pi).
 	plugin
+	// topLevel: {"Event": [{"hooks": [entry]}]}, the events at the top
+	// level of the file (Droid's hooks.json, which ignores a "hooks" key).
+	topLevel
 )
 
 // agentSpec says where an agent keeps its hook config and which of its
@@ -91,6 +95,28 @@ var agentSpecs = []agentSpec{
 		marker: ".opencode", userMarker: ".config/opencode", layout: plugin,
 		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd",
 			"permissionAsked", "permissionReplied", "questionAsked", "questionReplied", "questionRejected"},
+	},
+	{
+		// PreToolUse: `droid exec` fires no UserPromptSubmit, and its turn
+		// must start before a tool changes anything. Notification: Esc
+		// fires no Stop, but idle_prompt.
+		name: "droid", project: ".factory/hooks.json", user: ".factory/hooks.json", marker: ".factory",
+		layout: topLevel, timeoutKey: "timeout", timeout: seconds(10),
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "Notification", "SessionEnd"},
+	},
+	{
+		// The events are the extension's own names for what it hears:
+		// session_start, before_agent_start, agent_end, session_shutdown
+		// (see pi_extension.ts).
+		name: "pi", project: ".pi/extensions/tether.ts", user: ".pi/agent/extensions/tether.ts", marker: ".pi",
+		userMarker: ".pi/agent", layout: plugin,
+		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd"},
+	},
+	{
+		// Notification: Esc fires no Stop, but idle_prompt.
+		name: "qwen", project: ".qwen/settings.json", user: ".qwen/settings.json", marker: ".qwen",
+		layout: nested, matcher: true, timeoutKey: "timeout", timeout: seconds(10),
+		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "Notification", "SessionEnd"},
 	},
 }
 
@@ -197,6 +223,16 @@ func (s agentSpec) element(bin, event string) *node {
 	return newObject(append(ms, field("hooks", newArray(e)))...)
 }
 
+// hooksOf is the object of a config that maps events to their hooks: the
+// "hooks" key, or the file itself for the topLevel layout; nil when there
+// is none.
+func (s agentSpec) hooksOf(root *node) *node {
+	if s.layout == topLevel {
+		return root
+	}
+	return root.get("hooks")
+}
+
 // isOurs tells whether a hook entry runs tether-hook.
 func isOurs(e *node) bool {
 	for _, k := range []string{"command", "bash", "powershell"} {
@@ -248,7 +284,7 @@ func (s agentSpec) merge(root *node, bin string) error {
 			hc.set("enabled", newLiteral("true"))
 		}
 	}
-	hooks := root.get("hooks")
+	hooks := s.hooksOf(root)
 	if hooks == nil {
 		hooks = newObject()
 		root.set("hooks", hooks)
@@ -322,11 +358,14 @@ func (s agentSpec) removeSlots(arr *node, slots []slot) {
 // nothing to the agent), and settings we may have added stay, since they
 // could be the user's.
 func (s agentSpec) unmerge(root, orig *node) {
-	hooks := root.get("hooks")
+	hooks := s.hooksOf(root)
 	if hooks == nil || hooks.kind != objectNode {
 		return
 	}
-	origHooks := orig.get("hooks")
+	origHooks := s.hooksOf(orig)
+	if orig == nil {
+		origHooks = nil
+	}
 	removedAny := false
 	for _, m := range slices.Clone(hooks.members) {
 		arr := m.val
@@ -340,7 +379,7 @@ func (s agentSpec) unmerge(root, orig *node) {
 			hooks.delValue(arr)
 		}
 	}
-	if len(hooks.members) == 0 && prune(orig, origHooks != nil, removedAny) {
+	if s.layout != topLevel && len(hooks.members) == 0 && prune(orig, origHooks != nil, removedAny) {
 		root.del("hooks")
 	}
 	if orig == nil {
@@ -373,7 +412,7 @@ func prune(orig *node, existedBefore, emptiedByUs bool) bool {
 
 // status reports whether a config has all our entries, up to date.
 func (s agentSpec) status(root *node, bin string) (missing, stale []string) {
-	hooks := root.get("hooks")
+	hooks := s.hooksOf(root)
 	for _, ev := range s.events {
 		arr := hooks.get(ev)
 		if arr == nil || arr.kind != arrayNode {
@@ -396,7 +435,7 @@ func (s agentSpec) status(root *node, bin string) (missing, stale []string) {
 // once; none when they find tether-hook on PATH.
 func (s agentSpec) machinePaths(root *node) []string {
 	var paths []string
-	hooks := root.get("hooks")
+	hooks := s.hooksOf(root)
 	for _, ev := range s.events {
 		arr := hooks.get(ev)
 		if arr == nil || arr.kind != arrayNode {

@@ -72,6 +72,8 @@ func (in *installer) userDir(spec agentSpec) string {
 			return filepath.Join(base, "opencode")
 		}
 		return ""
+	case "pi":
+		return in.agentHome("PI_CODING_AGENT_DIR", ".pi/agent")
 	}
 	if in.opts.Home == "" {
 		return ""

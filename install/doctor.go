@@ -135,7 +135,7 @@ func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error)
 	path, _ := in.agentConfig(spec)
 	repair := fix(func(in *installer) error { return in.installAgent(spec) })
 	if spec.layout == plugin {
-		return in.checkPlugin(path, repair)
+		return in.checkPlugin(pluginFor(spec.name), path, repair)
 	}
 	_, data, _, existed, err := readTarget(path)
 	if err != nil {
@@ -176,6 +176,13 @@ func (in *installer) checkAgent(spec agentSpec, fix func(func(*installer) error)
 		ps = append(ps, Problem{
 			What:   "Gemini CLI hooks are turned off",
 			Detail: path + " sets hooksConfig.enabled to false; set it to true to record Gemini sessions.",
+		})
+	}
+	if h := doc.root.get("hooks"); spec.layout == topLevel && h != nil && h.kind == objectNode {
+		ps = append(ps, Problem{
+			What: spec.name + "'s " + filepath.Base(path) + " has a \"hooks\" key, which Droid silently ignores",
+			Detail: path + ": Droid reads the events at the top level of the file ({\"SessionStart\": [...]}), never under \"hooks\"; " +
+				"move the entries under it up a level (tether's are already there).",
 		})
 	}
 	// Installed is not running: the agent's own trust gates.

@@ -255,7 +255,7 @@ func (in *installer) configured(name string) bool {
 			continue
 		}
 		if spec.layout == plugin {
-			if isOurPlugin(data) {
+			if pluginFor(spec.name).isOurs(data) {
 				return true
 			}
 			continue
@@ -738,7 +738,7 @@ func (in *installer) agentConfigAt(spec agentSpec, user bool) (path, manifestPat
 func (in *installer) installAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
 	if spec.layout == plugin {
-		return in.installPlugin(path, mpath)
+		return in.installPlugin(pluginFor(spec.name), path, mpath)
 	}
 	var disabled bool
 	var root *node
@@ -782,7 +782,7 @@ func hooksDisabled(root *node) bool {
 func (in *installer) uninstallAgent(spec agentSpec) error {
 	path, mpath := in.agentConfig(spec)
 	if spec.layout == plugin {
-		return in.uninstallPlugin(path, mpath)
+		return in.uninstallPlugin(pluginFor(spec.name), path, mpath)
 	}
 	if spec.name == "codex" {
 		// The trust of entries about to go goes first.

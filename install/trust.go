@@ -308,6 +308,10 @@ func (in *installer) hookTrust(spec agentSpec, configPath string, root *node) []
 		return in.geminiTrust()
 	case "copilot":
 		return in.copilotTrust()
+	case "droid":
+		return in.droidTrust()
+	case "qwen":
+		return in.qwenTrust()
 	}
 	return nil
 }
@@ -491,5 +495,70 @@ func (in *installer) copilotTrust() []Problem {
 		What: "Copilot CLI does not trust this folder, so it loads none of its repository hooks",
 		Detail: fmt.Sprintf("trusting a folder is your decision: answer \"Yes, and remember this folder\" when Copilot CLI asks in %s "+
 			"(or add it to trustedFolders in %s); until then only user-level hooks run (tether-sweep install --user --agent copilot).", top, cfgPath),
+	}}
+}
+
+// droidTrust: Droid's TUI runs a repository's hooks only in a folder the
+// user trusted (its "Trust this folder?" dialog, kept in
+// ~/.factory/settings.json's trustedFolders); `droid exec` runs them
+// regardless.
+func (in *installer) droidTrust() []Problem {
+	if in.opts.User || in.opts.Home == "" {
+		return nil // user hooks run everywhere
+	}
+	cfgPath := filepath.Join(in.opts.Home, ".factory", "settings.json")
+	top := resolved(in.repo.top)
+	if data, err := os.ReadFile(cfgPath); err == nil {
+		doc, err := parseDocument(data)
+		if err != nil {
+			return []Problem{{What: "cannot read Droid's settings", Detail: cfgPath + ": " + err.Error()}}
+		}
+		for _, m := range doc.root.get("trustedFolders").objectMembers() {
+			if rel, err := filepath.Rel(resolved(m.key), top); err == nil && !strings.HasPrefix(rel, "..") {
+				return nil
+			}
+		}
+	}
+	return []Problem{{
+		What: "Droid's TUI does not trust this folder, so it runs none of its repository hooks",
+		Detail: fmt.Sprintf("trusting a folder is your decision: choose \"Trust this folder\" when Droid asks in %s "+
+			"(kept in trustedFolders in %s); `droid exec` runs the hooks regardless, and user-level hooks run everywhere "+
+			"(tether-sweep install --user --agent droid).", top, cfgPath),
+	}}
+}
+
+// qwenTrust: Qwen Code's folder trust is off by default; turned on
+// (security.folderTrust.enabled), it silently skips a repository's hooks
+// in a folder the user has not trusted, with Gemini CLI's rules.
+func (in *installer) qwenTrust() []Problem {
+	if in.opts.User || in.opts.Home == "" {
+		return nil
+	}
+	settings, _ := os.ReadFile(filepath.Join(in.opts.Home, ".qwen", "settings.json"))
+	doc, err := parseDocument(settings)
+	if err != nil || !doc.root.get("security").get("folderTrust").get("enabled").isTrue() {
+		return nil
+	}
+	trustedPath := in.agentHome("QWEN_CODE_TRUSTED_FOLDERS_PATH", filepath.Join(".qwen", "trustedFolders.json"))
+	rules := map[string]string{}
+	if data, err := os.ReadFile(trustedPath); err == nil {
+		doc, err := parseDocument(data)
+		if err != nil {
+			return []Problem{{What: "cannot read Qwen Code's trusted folders", Detail: trustedPath + ": " + err.Error()}}
+		}
+		for _, m := range doc.root.objectMembers() {
+			if v, ok := m.val.str(); ok {
+				rules[m.key] = v
+			}
+		}
+	}
+	top := resolved(in.repo.top)
+	if geminiTrusts(rules, top) {
+		return nil
+	}
+	return []Problem{{
+		What: "Qwen Code does not trust this folder, so it skips the repository's hooks",
+		Detail: fmt.Sprintf("its folder trust is on, and trusting a folder is your decision: trust %s when Qwen Code asks, or add\n"+
+			"    %q: \"TRUST_FOLDER\"\nto %s.", top, top, trustedPath),
 	}}
 }

@@ -368,6 +368,24 @@ func turnCancelled(s *state.Session) bool {
 		agent.TurnCancelled(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
 }
 
+// lastWords records what the transcript of a session whose owner died says
+// that no hook reported: a turn its agent ran without announcing it
+// (agent.StartTurnFromTranscript), a model error that ended the running
+// turn before the agent exited (a headless Qwen Code fires no hook on
+// one). A turn that failed so ended; the owner's death did not cut it.
+func lastWords(tx *state.Tx, at time.Time) error {
+	s := tx.Session
+	head := worktreeHead(s.Worktree)
+	if _, err := agent.StartTurnFromTranscript(tx, at, head); err != nil {
+		return err
+	}
+	if s.Phase != state.PhaseActive {
+		return nil
+	}
+	_, err := agent.EndTurnFromTranscript(tx, at, head, true)
+	return err
+}
+
 // settle ends cancelled turns and finalizes sessions under their locks, in
 // one grouped write, after deciding again on the state loaded there: a
 // turn may have revived one since the scan. With w, the sessions it ends
@@ -384,6 +402,13 @@ func settle(st *state.Store, w *writer, ids []string, now func() time.Time, stal
 	end := func(tx *state.Tx) error {
 		s := tx.Session
 		v := state.OwnerVerdict(s)
+		if v.Liveness == proclive.Dead {
+			// The agent's last words, which no hook reported: a turn it
+			// never announced, or the model error that ended its turn.
+			if err := lastWords(tx, now().UTC()); err != nil {
+				return err
+			}
+		}
 		d := decide(s, v, turnCancelled(s), now(), staleAfter)
 		if !d.endTurn && !d.end {
 			return state.ErrNoChange

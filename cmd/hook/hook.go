@@ -308,11 +308,18 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			return nil
 		}
 	}
+	if ev.Unannounced {
+		// Droid fires one at every tool call: most come inside a turn the
+		// hook recorded, and a look without the lock says so.
+		if s, err := st.Load(ev.SessionID); err == nil && s.Phase != state.PhaseIdle || errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+	}
 	now := time.Now().UTC()
 	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
 	var from, to state.Phase
 	var act state.Actions
-	var duplicate, cancelled, failed bool
+	var duplicate, cancelled, failed, unannounced bool
 	var captureTurn int // the turn whose boundary this event is, if any
 	var captureAt string
 	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
@@ -324,6 +331,31 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 		if ev.Kind == state.EventTurnStart && sameTurn(from, s.LastTurnKey, ev.Key) {
 			duplicate = true
 			return state.ErrNoChange
+		}
+		if ev.Unannounced {
+			// A turn runs: the one recorded, or one the agent never
+			// announced, whose prompt its transcript holds.
+			if from != state.PhaseIdle {
+				return state.ErrNoChange
+			}
+			switch started, err := agent.StartTurnFromTranscript(tx, now, head); {
+			case err != nil:
+				return err
+			case !started:
+				return state.ErrNoChange
+			}
+			unannounced, to = true, s.Phase
+			captureTurn, captureAt = s.Turns, "start"
+			s.LastHookAt = now
+			return nil
+		}
+		if from == state.PhaseIdle && (ev.Kind == state.EventTurnEnd || ev.Kind == state.EventError || ev.Kind == state.EventSessionEnd) {
+			// The turn this ends may be one the agent never announced.
+			started, err := agent.StartTurnFromTranscript(tx, now, head)
+			if err != nil {
+				return err
+			}
+			unannounced = started
 		}
 		if ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd {
 			// The agent fired nothing when the user cancelled the running
@@ -434,8 +466,12 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 				T: state.RecTurnEnd, Turn: s.Turns, At: now,
 				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
 			}
-			if ev.Kind == state.EventError {
+			switch ev.Kind {
+			case state.EventError:
 				rec.Error = ev.Reason
+			case state.EventTurnEnd:
+				// An agent whose turn end does not say whether it failed.
+				rec.Error = agent.TurnFailure(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
 			}
 			if err := tx.AppendTurn(rec); err != nil {
 				return err
@@ -453,6 +489,10 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	})
 	if err != nil {
 		return fmt.Errorf("record %s for session %s: %w", ev.Kind, ev.SessionID, err)
+	}
+	if unannounced {
+		st.Logger().Info("turn started from the transcript", "session", ev.SessionID, "agent", h.agent, "native", ev.Native)
+		from = state.PhaseIdle
 	}
 	switch {
 	case duplicate:
