@@ -23,7 +23,7 @@ const maxTurnScan = 256 << 10
 // false whenever it cannot tell (see scanTurn): a running turn is then
 // taken as running.
 func TurnCancelled(agentName, root, path string, from int64) bool {
-	return readTurnEnd(agentName, root, path, from, false).Cancelled
+	return readTurnEnd(agentName, root, path, from, -1, false).Cancelled
 }
 
 // TurnEnd is how a running turn ended, as its agent wrote it into its
@@ -36,14 +36,15 @@ type TurnEnd struct {
 }
 
 // readTurnEnd reads in one pass how the running turn ended (TurnEnd):
-// a cancel anywhere past from (see TurnCancelled); with failures, a model
+// a cancel anywhere between from and to (to < 0: the end of the file; see
+// TurnCancelled); with failures, a model
 // error the conversation did not go on after. Failures are for an agent
 // whose hook for a failed turn may never record it: Claude Code fires
 // StopFailure and SessionEnd as it exits and kills the hooks still running,
 // StopFailure's among them, so the SessionEnd hook must tell a turn that
 // failed from one cut short; a turn that goes on may have failed a call it
 // retried, so only the end of a session asks.
-func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEnd {
+func readTurnEnd(agentName, root, path string, from, to int64, failures bool) TurnEnd {
 	a, found := find(agentName)
 	if !found {
 		return TurnEnd{}
@@ -56,7 +57,7 @@ func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEn
 		return TurnEnd{}
 	}
 	var end TurnEnd
-	scanTurn(root, path, from, func(line []byte, _ int64) {
+	scanTurn(root, path, from, to, func(line []byte, _ int64) {
 		if a.cancelled != nil && !end.Cancelled {
 			end.Cancelled = a.cancelled(line)
 		}
@@ -73,10 +74,11 @@ func readTurnEnd(agentName, root, path string, from int64, failures bool) TurnEn
 }
 
 // scanTurn calls fn with each line the agent wrote into its transcript
-// past byte from, and the line's offset, reading at most the last 256 KiB
-// (a cancel or a failure is among the last lines), and only of a
+// between bytes from and to (to < 0: its end; a spooled call reads what
+// its hook saw), and the line's offset, reading at most the last 256 KiB
+// of that (a cancel or a failure is among the last lines), and only of a
 // transcript OpenTranscript opens inside root.
-func scanTurn(root, path string, from int64, fn func(line []byte, off int64)) {
+func scanTurn(root, path string, from, to int64, fn func(line []byte, off int64)) {
 	if path == "" || from < 0 {
 		return
 	}
@@ -86,11 +88,18 @@ func scanTurn(root, path string, from int64, fn func(line []byte, off int64)) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.Size() <= from {
+	if err != nil {
 		return
 	}
-	start := max(from, fi.Size()-maxTurnScan)
-	data, err := io.ReadAll(io.NewSectionReader(f, start, fi.Size()-start))
+	end := fi.Size()
+	if to >= 0 {
+		end = min(end, to)
+	}
+	if end <= from {
+		return
+	}
+	start := max(from, end-maxTurnScan)
+	data, err := io.ReadAll(io.NewSectionReader(f, start, end-start))
 	if err != nil {
 		return
 	}
@@ -122,7 +131,7 @@ func ReviewerAnswers(agentName, root, path string) bool {
 		return false
 	}
 	auto := false
-	scanTurn(root, path, 0, func(line []byte, _ int64) {
+	scanTurn(root, path, 0, -1, func(line []byte, _ int64) {
 		if a, ok := a.reviewer(line); ok {
 			auto = a
 		}
@@ -141,17 +150,18 @@ type turnLine struct {
 // StartTurnFromTranscript starts, in a session loaded idle under its lock,
 // a turn the agent ran without announcing it (`droid exec` fires no
 // UserPromptSubmit): the last prompt its transcript holds past the last
-// turn's start with no end after it. The turn-start record carries that
+// turn's start, as far as size (its size when the caller looked), with no
+// end after it. The turn-start record carries that
 // prompt, and the prompt's offset as its transcript size, so the turn's
 // slice of the transcript starts with it. It reports whether it started
 // one. The hook calls it before a turn end or a session end, the sweep
 // before it ends a session whose owner died.
-func StartTurnFromTranscript(tx *state.Tx, at time.Time, head string) (bool, error) {
+func StartTurnFromTranscript(tx *state.Tx, at time.Time, head string, size int64) (bool, error) {
 	s := tx.Session
 	if s.Phase != state.PhaseIdle {
 		return false, nil
 	}
-	t, from, ok := pendingTurn(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
+	t, from, ok := pendingTurn(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, size)
 	if !ok {
 		return false, nil
 	}
@@ -166,12 +176,12 @@ func StartTurnFromTranscript(tx *state.Tx, at time.Time, head string) (bool, err
 // runs without having announced it, for an agent that may (see
 // adapter.turns); ok is false for the others, and whenever it cannot
 // tell.
-func pendingTurn(agentName, root, path string, from int64) (t turnLine, at int64, ok bool) {
+func pendingTurn(agentName, root, path string, from, to int64) (t turnLine, at int64, ok bool) {
 	a, found := find(agentName)
 	if !found || a.turns == nil {
 		return turnLine{}, 0, false
 	}
-	scanTurn(root, path, from, func(line []byte, off int64) {
+	scanTurn(root, path, from, to, func(line []byte, off int64) {
 		switch l := a.turns(line); {
 		case l.Start:
 			t, at, ok = l, off, true
@@ -183,35 +193,35 @@ func pendingTurn(agentName, root, path string, from int64) (t turnLine, at int64
 }
 
 // TurnFailure is the error a model call ended the running turn with, as
-// its agent wrote it into its transcript past byte from, for an agent
-// whose turn end does not say (Droid's Stop); "" for the others, and when
-// the turn did not fail.
-func TurnFailure(agentName, root, path string, from int64) string {
+// its agent wrote it into its transcript between bytes from and to (to <
+// 0: its end), for an agent whose turn end does not say (Droid's Stop);
+// "" for the others, and when the turn did not fail.
+func TurnFailure(agentName, root, path string, from, to int64) string {
 	if a, found := find(agentName); !found || !a.stopFailures {
 		return ""
 	}
-	return readTurnEnd(agentName, root, path, from, true).Failure
+	return readTurnEnd(agentName, root, path, from, to, true).Failure
 }
 
 // EndTurnFromTranscript ends the running turn of a session loaded under
-// its lock when its transcript says it ended (readTurnEnd; a failure only
-// with failures): it appends the turn-end record the agent never sent, at
-// the given time and HEAD, carrying the failure, which leaves the session
-// idle. It returns how the turn ended, zero when it did not. The hook calls
-// it before an event that follows such a turn (failures at a session end),
-// the sweep for a session it finds active.
-func EndTurnFromTranscript(tx *state.Tx, at time.Time, head string, failures bool) (TurnEnd, error) {
+// its lock when its transcript, as far as size (its size when the caller
+// looked), says it ended (readTurnEnd; a failure only with failures): it
+// appends the turn-end record the agent never sent, at the given time and
+// HEAD, carrying the failure, which leaves the session idle. It returns
+// how the turn ended, zero when it did not. The hook calls it before an
+// event that follows such a turn (failures at a session end), the sweep
+// for a session it finds active.
+func EndTurnFromTranscript(tx *state.Tx, at time.Time, head string, failures bool, size int64) (TurnEnd, error) {
 	s := tx.Session
 	if !s.TurnRunning() {
 		return TurnEnd{}, nil
 	}
-	end := readTurnEnd(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, failures)
+	end := readTurnEnd(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, size, failures)
 	if end == (TurnEnd{}) {
 		return end, nil
 	}
 	return end, tx.AppendTurn(state.TurnRecord{
-		T: state.RecTurnEnd, Turn: s.Turns, At: at, Head: head, Error: end.Failure,
-		TranscriptSize: TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
+		T: state.RecTurnEnd, Turn: s.Turns, At: at, Head: head, Error: end.Failure, TranscriptSize: size,
 	})
 }
 

@@ -193,15 +193,15 @@ func TestTurnEndFailure(t *testing.T) {
 		{"no path", "claude-code", "", 0, ""},
 		{"an agent whose hook records it", "codex", failedLog, from, ""},
 	} {
-		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, true); got.Failure != tc.want || got.Cancelled {
+		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, -1, true); got.Failure != tc.want || got.Cancelled {
 			t.Errorf("%s: readTurnEnd = %+v, want failure %q", tc.name, got, tc.want)
 		}
-		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, false); got != (TurnEnd{}) {
+		if got := readTurnEnd(tc.agent, dir, tc.path, tc.from, -1, false); got != (TurnEnd{}) {
 			t.Errorf("%s: without failures, readTurnEnd = %+v", tc.name, got)
 		}
 	}
 	// The user cancelled the turn after the error: the cancel is why it ended.
-	if got := readTurnEnd("claude-code", dir, write("cancelled.jsonl", string(recorded), ccCancelLine), from, true); got != (TurnEnd{Cancelled: true}) {
+	if got := readTurnEnd("claude-code", dir, write("cancelled.jsonl", string(recorded), ccCancelLine), from, -1, true); got != (TurnEnd{Cancelled: true}) {
 		t.Errorf("an error, then a cancel: readTurnEnd = %+v, want cancelled", got)
 	}
 }

@@ -53,7 +53,12 @@
 //     from the agent's environment. OpenTranscript opens only a regular file
 //     inside that directory, through os.Root (no symlink leads out) and
 //     without blocking (a FIFO or a device is refused, never waited on).
+//   - Apply is the one way a hook call changes a session, whether the hook
+//     applies it under the session's lock or a later writer or reader
+//     applies it from the spool (Spooled, ApplySpooled): a spooled call
+//     carries the answers its hook got (owner, transcript sizes and
+//     roots), so it changes the session as it would have then.
 //
-// The package imports only the standard library and state, because the hook
-// binary may import nothing heavier.
+// The package imports only the standard library, state and proclive,
+// because the hook binary may import nothing heavier.
 package agent

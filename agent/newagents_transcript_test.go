@@ -58,14 +58,14 @@ func TestDroidPendingTurn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, path, data := recordedTranscript(t, tc.file, tc.cut)
-			got, at, ok := pendingTurn("droid", root, path, 0)
+			got, at, ok := pendingTurn("droid", root, path, 0, -1)
 			if ok != (tc.prompt != "") || got.Prompt != tc.prompt {
 				t.Fatalf("pendingTurn = %+v at %d, %v; want %q", got, at, ok, tc.prompt)
 			}
 			if ok && at != offsetOf(t, data, `"text":"`+tc.prompt+`"`) {
 				t.Errorf("the prompt's line starts at %d, pendingTurn says %d", offsetOf(t, data, tc.prompt), at)
 			}
-			if _, _, ok := pendingTurn("claude-code", root, path, 0); ok {
+			if _, _, ok := pendingTurn("claude-code", root, path, 0, -1); ok {
 				t.Error("an agent that announces its turns has none pending")
 			}
 		})
@@ -75,20 +75,20 @@ func TestDroidPendingTurn(t *testing.T) {
 // Droid's Stop after a failed model call: the error Droid showed.
 func TestDroidTurnFailure(t *testing.T) {
 	root, path, _ := recordedTranscript(t, "droid/exec_fail_transcript.jsonl", `"hookEventName":"Stop"`)
-	if got := TurnFailure("droid", root, path, 0); got != "BYOK Error: 400 mock failure (MOCK_FAIL)" {
+	if got := TurnFailure("droid", root, path, 0, -1); got != "BYOK Error: 400 mock failure (MOCK_FAIL)" {
 		t.Errorf("at the Stop of a failed turn: %q", got)
 	}
 	root, path, _ = recordedTranscript(t, "droid/exec_fail_transcript.jsonl", "")
-	if got := TurnFailure("droid", root, path, 0); got != "BYOK Error: 400 mock failure (MOCK_FAIL)" {
+	if got := TurnFailure("droid", root, path, 0, -1); got != "BYOK Error: 400 mock failure (MOCK_FAIL)" {
 		t.Errorf("with the turn's outcome (model_request_rejected): %q", got)
 	}
 	for _, file := range []string{"droid/exec_plain_transcript.jsonl", "droid/exec_write_transcript.jsonl"} {
 		root, path, _ := recordedTranscript(t, file, "")
-		if got := TurnFailure("droid", root, path, 0); got != "" {
+		if got := TurnFailure("droid", root, path, 0, -1); got != "" {
 			t.Errorf("%s: %q, want no failure", file, got)
 		}
 	}
-	if got := TurnFailure("claude-code", root, path, 0); got != "" {
+	if got := TurnFailure("claude-code", root, path, 0, -1); got != "" {
 		t.Errorf("an agent whose turn end says it failed: %q", got)
 	}
 }
@@ -113,19 +113,19 @@ func TestDroidCancelled(t *testing.T) {
 // StopFailure: the transcript's api_error record says it.
 func TestQwenFailure(t *testing.T) {
 	root, path, _ := recordedTranscript(t, "qwen/headless_fail_transcript.jsonl", "")
-	if got := readTurnEnd("qwen", root, path, 0, true); got.Failure != "BadRequestError: 400 mock failure (MOCK_FAIL)" {
+	if got := readTurnEnd("qwen", root, path, 0, -1, true); got.Failure != "BadRequestError: 400 mock failure (MOCK_FAIL)" {
 		t.Errorf("failure = %+v", got)
 	}
 	for _, file := range []string{"qwen/headless_plain_transcript.jsonl", "qwen/headless_write_transcript.jsonl"} {
 		root, path, _ := recordedTranscript(t, file, "")
-		if got := readTurnEnd("qwen", root, path, 0, true); got != (TurnEnd{}) {
+		if got := readTurnEnd("qwen", root, path, 0, -1, true); got != (TurnEnd{}) {
 			t.Errorf("%s: %+v, want no end read", file, got)
 		}
 	}
 	// The TUI's failed turn fired StopFailure; the turn after it, had
 	// there been one, answered: the error is the last word here.
 	root, path, _ = recordedTranscript(t, "qwen/tui_transcript.jsonl", "")
-	if got := readTurnEnd("qwen", root, path, 0, true); got.Failure == "" {
+	if got := readTurnEnd("qwen", root, path, 0, -1, true); got.Failure == "" {
 		t.Errorf("the TUI's last turn failed: %+v", got)
 	}
 }

@@ -54,7 +54,8 @@ func (s *Store) MarkActive() error {
 }
 
 // SettleActive removes the store's active flag unless the store holds a
-// live session or a to-do mark, and reports whether the flag stays. The
+// live session, a to-do mark or a spooled event, and reports whether the
+// flag stays. The
 // sweep calls it when it has left nothing live. The flag goes first and
 // the directories are read after, sessions/ before the marks (a session
 // that ends is marked before it leaves sessions/, unless the write that
@@ -73,7 +74,7 @@ func (s *Store) SettleActive() (bool, error) {
 		return true, fmt.Errorf("settle the active flag: %w", err)
 	}
 	s.callPause("settle:removed")
-	for _, dir := range []string{locLive.dir(), string(MarkCondense), string(MarkUnlinked)} {
+	for _, dir := range []string{locLive.dir(), string(MarkCondense), string(MarkUnlinked), spoolDir} {
 		busy, err := holdsWork(root, dir)
 		s.callPause("settle:read " + dir)
 		if err == nil && !busy {

@@ -20,6 +20,16 @@
 //     List, Mutate) replays the records past turn_log_size onto it, the same
 //     way the writer applied them. The state file is rewritten once the log
 //     runs 4 KiB ahead, or when anything else changes.
+//   - An event its writer cannot apply in time (the session's lock stays
+//     busy past Options.LockWait) is spooled, not dropped (Spool): without
+//     a lock, one fsynced file per event, whole when it appears. The next
+//     writer of the session applies the spooled events (Options.Apply) in
+//     the order they were spooled, before its own change, and records
+//     them in the state it writes (and in the turn records they append,
+//     for a writer killed in between): each is applied exactly once,
+//     whatever is killed when. Every reader (Load, List, Preview) sees
+//     them applied, in memory, before any writer has; a store opened
+//     without Apply refuses to write a session that has some.
 //   - MutateEach writes many sessions with the same promises for each, their
 //     writes grouped: every state file is fsynced (concurrently) before its
 //     rename, and each directory the group changed is fsynced once per step,

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 func runChild(mode string) error {
-	s, err := Open(os.Getenv("CHILD_COMMON"), Options{LockWait: time.Minute})
+	s, err := Open(os.Getenv("CHILD_COMMON"), Options{LockWait: time.Minute, Apply: testApply})
 	if err != nil {
 		return err
 	}
@@ -116,6 +116,33 @@ func runChild(mode string) error {
 			}
 		}
 		return nil
+	case "spool":
+		// Forever: spool event "start N" for N from CHILD_N on, reporting
+		// each once spooled.
+		n, err := strconv.Atoi(os.Getenv("CHILD_N"))
+		if err != nil {
+			return err
+		}
+		for ; ; n++ {
+			if err := s.Spool(id, []byte("start "+strconv.Itoa(n))); err != nil {
+				return err
+			}
+			fmt.Println(n)
+		}
+	case "apply":
+		// Forever: a writer with nothing of its own to write, which
+		// applies what is spooled; every other write is a grouped one
+		// (MutateEach), as the sweep's.
+		for i := 0; ; i++ {
+			nothing := func(*Tx) error { return ErrNoChange }
+			if i%2 == 0 {
+				if _, err := s.MutateTx(id, nothing); err != nil {
+					return err
+				}
+			} else if _, errs := s.MutateEach([]string{id, "other"}, nothing); errors.Join(errs...) != nil {
+				return errors.Join(errs...)
+			}
+		}
 	case "hold":
 		// Take the lock named CHILD_ID, say so, and keep it until stdin
 		// closes (or a kill).

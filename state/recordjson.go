@@ -28,10 +28,13 @@ func encodeTurn(r TurnRecord) ([]byte, error) {
 	if r.Error != "" {
 		e.str("error", r.Error)
 	}
+	if r.Spool != "" {
+		e.str("spool", r.Spool)
+	}
 	return e.close()
 }
 
-var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner", "key", "error"}
+var turnNames = []string{"t", "turn", "at", "prompt", "head", "transcript_size", "owner", "key", "error", "spool"}
 
 // decodeTurn reads one line of a turn log as json.Unmarshal reads it into
 // a TurnRecord: null is the zero record, unknown keys are skipped.
@@ -61,6 +64,8 @@ func decodeTurn(line []byte) (TurnRecord, error) {
 			return decodeString(&r.Key, v)
 		case "error":
 			return decodeString(&r.Error, v)
+		case "spool":
+			return decodeString(&r.Spool, v)
 		}
 		return nil
 	}, nil)

@@ -118,6 +118,9 @@ type Session struct {
 	Checkpoints     []CheckpointRef `json:"checkpoints,omitempty"`
 	LastError       string          `json:"last_error,omitempty"`
 	GitHub          *GitHubLink     `json:"github,omitempty"`
+	// SpoolApplied names the spooled events (Store.Spool) applied to the
+	// session whose files may not be deleted yet: an event is applied once.
+	SpoolApplied []string `json:"spool_applied,omitempty"`
 
 	extra map[string]json.RawMessage // unknown fields, preserved across rewrites
 }
@@ -296,4 +299,8 @@ type TurnRecord struct {
 	// LastError): in the record, it survives an agent that kills its hook
 	// once the record is appended, before the state file is written.
 	Error string `json:"error,omitempty"`
+	// Spool names the spooled event the record came from, when one did: a
+	// writer killed after appending it and before its state counts the
+	// event applied all the same.
+	Spool string `json:"spool,omitempty"`
 }

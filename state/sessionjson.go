@@ -127,6 +127,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.GitHub != nil {
 		e.github("github", s.GitHub)
 	}
+	if len(s.SpoolApplied) > 0 {
+		e.strings("spool_applied", s.SpoolApplied)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.extra)) {
 		e.b = append(e.b, ',')
 		e.b = jsontext.AppendString(e.b, k)
@@ -176,6 +179,18 @@ func (e *encoder) wait(key string, w *Wait) {
 	e.b = append(e.b, '}')
 }
 
+func (e *encoder) strings(key string, list []string) {
+	e.key(key)
+	e.b = append(e.b, '[')
+	for i, v := range list {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = jsontext.AppendString(e.b, v)
+	}
+	e.b = append(e.b, ']')
+}
+
 func (e *encoder) checkpoints(key string, refs []CheckpointRef) {
 	e.key(key)
 	e.b = append(e.b, '[')
@@ -186,15 +201,7 @@ func (e *encoder) checkpoints(key string, refs []CheckpointRef) {
 		e.open("")
 		e.str("id", r.ID)
 		if len(r.Linked) > 0 {
-			e.key("linked")
-			e.b = append(e.b, '[')
-			for j, l := range r.Linked {
-				if j > 0 {
-					e.b = append(e.b, ',')
-				}
-				e.b = jsontext.AppendString(e.b, l)
-			}
-			e.b = append(e.b, ']')
+			e.strings("linked", r.Linked)
 		}
 		e.b = append(e.b, '}')
 	}
@@ -261,6 +268,7 @@ var (
 		"turn_transcript_from", "owner",
 		"transcript_path", "transcript_root", "agent_db", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
 		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
+		"spool_applied",
 	}
 	waitNames       = []string{"since", "kind", "detail", "key"}
 	identityNames   = []string{"os", "pid", "start", "boot", "host", "pidns", "name", "interactive"}
@@ -339,6 +347,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeString(&s.LastError, v)
 		case "github":
 			return decodePointer(&s.GitHub, v, decodeGitHub)
+		case "spool_applied":
+			return jsontext.DecodeSlice(&s.SpoolApplied, v, "[]string", decodeString)
 		}
 		return nil
 	}, func(key []byte, v jsontext.Value) {

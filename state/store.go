@@ -32,6 +32,10 @@ type Options struct {
 	LockWait   time.Duration    // bounded wait for a lock; default 2s
 	Now        func() time.Time // clock for UpdatedAt and log times; default time.Now
 	LogMaxSize int64            // tether.log rotates to tether.log.1 beyond this; default 1 MiB
+	// Apply applies the events writers spooled (Spool) when they could not
+	// take a session's lock in time. Without it, a reader does not see
+	// them, and a writer refuses a session that has some.
+	Apply ApplyFunc
 }
 
 // Store is the session store of one repository: <commonDir>/tether.
@@ -175,6 +179,8 @@ type loaded struct {
 	raw  []byte       // the state file of sess, as read
 	tail []TurnRecord // turn records past its turn_log_size, folded into sess
 	disk int64        // its turn_log_size as written, before the fold
+
+	spool []string // the session's spooled events (not folded: see applySpool)
 }
 
 // load reads both homes of a session. With repair (only under the session
@@ -224,7 +230,32 @@ func (s *Store) load(root *tree, id string, repair bool) (loaded, error) {
 		l.disk = l.sess.TurnLogSize
 		l.tail = s.replayTurns(root, l.sess, locLive, locEnded)
 	}
+	spool, err := spooled(root, id)
+	if err != nil {
+		return loaded{}, err
+	}
+	l.spool = spool
 	return l, nil
+}
+
+// folded is the session as a reader sees it: loaded, with its spooled
+// events applied in memory; nil when there is none.
+func (s *Store) folded(root *tree, l loaded, id string) *Session {
+	sess := l.sess
+	if sess == nil {
+		if len(l.spool) == 0 || s.opts.Apply == nil {
+			return nil
+		}
+		sess = &Session{Version: SchemaVersion, ID: id} // its first events are all spooled
+	}
+	if len(l.spool) == 0 || sess.Version > SchemaVersion {
+		return sess
+	}
+	_, _ = s.applySpool(root, &Tx{Session: sess, Exists: l.sess != nil}, l.tail, l.spool, false)
+	if l.sess == nil && sess.Phase == PhaseNone {
+		return nil
+	}
+	return sess
 }
 
 // readState reads one state file, and returns it decoded and as read;
@@ -263,10 +294,42 @@ func (s *Store) Load(id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	if l.sess == nil {
+	sess := s.folded(root, l, id)
+	if sess == nil {
 		return nil, fmt.Errorf("load session %s: %w", id, ErrNotFound)
 	}
-	return l.sess, nil
+	return sess, nil
+}
+
+// Preview runs fn on session id as a reader sees it (Load), or on a fresh
+// session as MutateTx would: what a write would do if it ran now, with
+// nothing written and no lock taken. fn's turn records only change the
+// session in memory.
+func (s *Store) Preview(id string, fn func(*Tx) error) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	var l loaded
+	root, err := s.openRoot(false)
+	switch {
+	case err == nil:
+		if l, err = s.load(root, id, false); err != nil {
+			return nil, fmt.Errorf("preview session %s: %w", id, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("preview session %s: %w", id, err)
+	}
+	tx := &Tx{Exists: true}
+	if root != nil {
+		tx.Session = s.folded(root, l, id)
+	}
+	if tx.Session == nil {
+		tx.Session, tx.Exists = &Session{Version: SchemaVersion, ID: id}, false
+	}
+	if err := fn(tx); err != nil && !errors.Is(err, ErrNoChange) {
+		return nil, fmt.Errorf("preview session %s: %w", id, err)
+	}
+	return tx.Session, nil
 }
 
 // Tx is one locked read-modify-write of a session.
@@ -280,6 +343,8 @@ type Tx struct {
 	turns []byte       // encoded turn records, written at commit
 	recs  []TurnRecord // the same, decoded
 	clear []Mark       // marks to clear once committed (ClearMark)
+
+	spooling string // the spooled event being applied, named in its records
 }
 
 // ClearMark has mark m of the session cleared once the transaction has
@@ -289,14 +354,21 @@ type Tx struct {
 // session that took turns since, under that lock, keeps it.
 func (t *Tx) ClearMark(m Mark) { t.clear = append(t.clear, m) }
 
-// finish clears the marks the committed transaction of w asked to clear.
-func (s *Store) finish(w *txWrite) error {
+// finish clears the marks the committed transaction of w asked to clear,
+// and the spooled events it applied.
+func (s *Store) finish(root *tree, w *txWrite) error {
 	for _, m := range w.tx.clear {
+		if m == MarkCondense && w.tx.Session.HasPending() {
+			// The write appended records the caller did not see when it
+			// asked (spooled events applied before its callback): they
+			// are still to condense.
+			continue
+		}
 		if err := s.ClearMark(m, w.id); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.finishSpool(root, w.id, w.spool)
 }
 
 // Appends says whether the transaction appends turn records.
@@ -310,6 +382,9 @@ func (t *Tx) Appends() bool { return len(t.recs) > 0 }
 func (t *Tx) AppendTurn(rec TurnRecord) error {
 	if rec.T == "" {
 		return errors.New("append turn: record has no kind (t)")
+	}
+	if t.spooling != "" {
+		rec.Spool = t.spooling
 	}
 	b, err := encodeTurn(rec)
 	if err != nil {
@@ -352,7 +427,7 @@ func (s *Store) MutateTx(id string, fn func(*Tx) error) (*Session, error) {
 		err = w.err
 	}
 	if err == nil {
-		err = s.finish(w)
+		err = s.finish(root, w)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate session %s: %w", id, err)
@@ -371,6 +446,8 @@ type txWrite struct {
 	err    error // the first step that failed; the later ones skip it
 
 	logSynced func() error // reports when appended turn records are durable
+
+	spool spoolRun // the spooled events it applies
 }
 
 // begin loads session id (its lock held) and runs fn on it; the returned
@@ -390,12 +467,35 @@ func (s *Store) begin(root *tree, id string, fn func(*Tx) error) (*txWrite, erro
 	if tx.Session.Incarnation == "" {
 		tx.Session.Incarnation = newIncarnation()
 	}
-	w := &txWrite{id: id, l: l, tx: tx}
-	if err := fn(tx); err != nil {
-		if errors.Is(err, ErrNoChange) {
-			return w, nil
-		}
+	// The events spooled before this write come before it.
+	run, err := s.applySpool(root, tx, l.tail, l.spool, true)
+	if err != nil {
 		return nil, err
+	}
+	w := &txWrite{id: id, l: l, tx: tx, spool: run}
+	spooledChange := len(run.applied)+len(run.bad) > 0
+	var keep []byte
+	turns, recs := len(tx.turns), len(tx.recs)
+	if spooledChange {
+		tx.Exists = true
+		if keep, err = encodeSession(tx.Session); err != nil {
+			return nil, err
+		}
+	}
+	if err := fn(tx); err != nil {
+		if !errors.Is(err, ErrNoChange) {
+			return nil, err
+		}
+		if spooledChange {
+			// fn changes nothing; the spooled events are written all the same.
+			back, err := decodeSession(keep, id)
+			if err != nil {
+				return nil, err
+			}
+			*tx.Session = *back
+			tx.turns, tx.recs, w.write = tx.turns[:turns], tx.recs[:recs], true
+		}
+		return w, nil
 	}
 	if tx.Session == nil || tx.Session.ID != id {
 		return nil, errors.New("the callback replaced the session or its id")
@@ -471,7 +571,7 @@ func (s *Store) MutateEachThen(ids []string, fn func(*Tx) error, then func([]*Tx
 			at[w] = i
 			if w.write {
 				ws = append(ws, w)
-			} else if err := s.finish(w); err != nil {
+			} else if err := s.finish(root, w); err != nil {
 				fail(i, err)
 			} else {
 				out[i] = w.tx.Session
@@ -487,7 +587,7 @@ func (s *Store) MutateEachThen(ids []string, fn func(*Tx) error, then func([]*Tx
 		s.commit(root, ws)
 		for _, w := range ws {
 			if w.err == nil {
-				w.err = s.finish(w)
+				w.err = s.finish(root, w)
 			}
 			if i := at[w]; w.err != nil {
 				fail(i, w.err)
@@ -608,9 +708,10 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 	// Ending: the to-do to condense is durable before the state that
 	// ends, so a crash after finalizing never strands the turns. A write
 	// that records the session condensed as it ends it leaves nothing to
-	// do: no mark.
+	// do: no mark. Nor does one that leaves an ended session ended, unless
+	// it appends records (spooled events revived it, and it ended again).
 	s.eachThenSync(root, grouped, func(w *txWrite) (string, error) {
-		if w.target != locEnded || w.l.has[locEnded] || slices.Contains(w.tx.clear, MarkCondense) {
+		if w.target != locEnded || !endsAnew(w) || slices.Contains(w.tx.clear, MarkCondense) {
 			return "", nil
 		}
 		return string(MarkCondense), s.createMark(root, MarkCondense, w.id)
@@ -666,7 +767,7 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 	// sweep that cleared it before either saw this write or sees the flag.
 	var flagged []*txWrite
 	for _, w := range ws {
-		if w.err == nil && (w.target == locLive || !w.l.has[locEnded]) {
+		if w.err == nil && (w.target == locLive || endsAnew(w)) {
 			flagged = append(flagged, w)
 		}
 	}
@@ -679,6 +780,11 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		}
 	}
 }
+
+// endsAnew reports whether a write that ends its session leaves it with
+// turns to condense that no mark stands for yet: it was not in ended/, or
+// the write appends records to it.
+func endsAnew(w *txWrite) bool { return !w.l.has[locEnded] || w.tx.Appends() }
 
 // eachThenSync runs step for every write not failed yet, then fsyncs once
 // each directory the steps named ("" for none): the step's changes are
@@ -898,30 +1004,53 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 		}
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
 	}
-	d, err := root.Open(w.dir())
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
-		}
-		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
-	}
 	n := -1
 	if limit > 0 {
 		n = limit + 1
 	}
-	names, err := d.Readdirnames(n)
-	d.Close()
-	if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
+	var names []string
+	d, err := root.Open(w.dir())
+	switch {
+	case err == nil:
+		names, err = d.Readdirnames(n)
+		d.Close()
+		if err != nil && !(n > 0 && errors.Is(err, io.EOF)) {
+			return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
 	}
 	if limit > 0 && len(names) > limit {
 		return nil, nil, errOverLimit
 	}
 	slices.Sort(names)
+	// Sessions with spooled events are seen as they will be once applied:
+	// they may even have moved to this home, or out of it.
+	withSpool, err := spoolIDs(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", w.dir(), err)
+	}
+	if limit > 0 && len(names)+len(withSpool) > limit {
+		return nil, nil, errOverLimit
+	}
+	spool := map[string]bool{}
+	for _, id := range withSpool {
+		spool[id] = true
+	}
 	var (
 		out   []*Session
 		warns []Warning
 	)
+	for _, id := range withSpool {
+		if slices.Contains(names, id+".json") {
+			continue // listed below
+		}
+		if l, err := s.load(root, id, false); err == nil {
+			if sess := s.folded(root, l, id); sess != nil && homeOf(sess.Phase) == w {
+				out = append(out, sess)
+			}
+		}
+	}
 	for _, name := range names {
 		id, ok := strings.CutSuffix(name, ".json")
 		if !ok {
@@ -938,6 +1067,17 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 			continue
 		}
 		sess, _, err := s.readState(root, w, id)
+		if err == nil && sess != nil && spool[id] {
+			// Read as Load reads it, spooled events and all.
+			l, lerr := s.load(root, id, false)
+			if sess = nil; lerr == nil {
+				sess = s.folded(root, l, id)
+			}
+			if sess != nil && homeOf(sess.Phase) == w {
+				out = append(out, sess)
+			}
+			continue
+		}
 		if err == nil && sess != nil {
 			if s.inOtherHome(root, w, sess) {
 				continue
@@ -962,6 +1102,7 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 			warns = append(warns, *warn)
 		}
 	}
+	slices.SortFunc(out, func(a, b *Session) int { return strings.Compare(a.ID, b.ID) })
 	return out, warns, nil
 }
 
@@ -1110,6 +1251,13 @@ func (s *Store) Remove(id string) error {
 	}
 	if l.sess.Phase != PhaseEnded {
 		return fmt.Errorf("remove session %s: it has not ended (phase %q)", id, l.sess.Phase)
+	}
+	if pending := pendingSpool(l); len(pending) > 0 {
+		return fmt.Errorf("remove session %s: %d event(s) of it wait in the spool, for its next write", id, len(pending))
+	}
+	// What is left of the spool is applied: its files go first.
+	if err := s.finishSpool(root, id, spoolRun{done: l.spool}); err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
 	}
 	// The log first: a crash part-way leaves an ended state without a log,
 	// which reads as a session with no turns, never a log without owner.

@@ -126,7 +126,7 @@ func (t *tree) Link(oldname, newname string) error {
 func (t *tree) pair(oldname, newname string) (r *os.Root, oldrel, newrel string) {
 	if filepath.Dir(oldname) == filepath.Dir(newname) {
 		if r, oldrel := t.at(oldname); r != t.Root {
-			return r, oldrel, filepath.Base(newname)
+			return r, oldrel, filepath.Join(filepath.Dir(oldrel), filepath.Base(newname))
 		}
 	}
 	return t.Root, oldname, newname

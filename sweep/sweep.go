@@ -83,6 +83,13 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		}
 		head = h
 	}
+	// Events their hooks spooled are applied for good first: what the
+	// sweep decides on and condenses is then in the store.
+	if !opts.DryRun {
+		if _, err := st.DrainSpool(); err != nil {
+			rep.Warnings = append(rep.Warnings, err.Error())
+		}
+	}
 	live, warns, err := st.List()
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -376,13 +383,14 @@ func turnCancelled(s *state.Session) bool {
 func lastWords(tx *state.Tx, at time.Time) error {
 	s := tx.Session
 	head := worktreeHead(s.Worktree)
-	if _, err := agent.StartTurnFromTranscript(tx, at, head); err != nil {
+	size := agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath)
+	if _, err := agent.StartTurnFromTranscript(tx, at, head, size); err != nil {
 		return err
 	}
 	if s.Phase != state.PhaseActive {
 		return nil
 	}
-	_, err := agent.EndTurnFromTranscript(tx, at, head, true)
+	_, err := agent.EndTurnFromTranscript(tx, at, head, true, size)
 	return err
 }
 
@@ -414,7 +422,8 @@ func settle(st *state.Store, w *writer, ids []string, now func() time.Time, stal
 			return state.ErrNoChange
 		}
 		if d.endTurn {
-			if _, err := agent.EndTurnFromTranscript(tx, now().UTC(), worktreeHead(s.Worktree), false); err != nil {
+			size := agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath)
+			if _, err := agent.EndTurnFromTranscript(tx, now().UTC(), worktreeHead(s.Worktree), false, size); err != nil {
 				return err
 			}
 			out[at[s.ID]].cancelled = true

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/state"
@@ -99,7 +100,7 @@ func captureMain(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
+	st, err := state.Open(repo.CommonDir, state.Options{Apply: agent.ApplySpooled})
 	if err != nil {
 		return fail("open store: %v", err)
 	}

@@ -157,6 +157,9 @@ func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, 
 	if ended, err := st.Marked(state.MarkCondense); err != nil || len(ended) > 0 {
 		return true
 	}
+	if spooled, err := st.Spooled(); err != nil || len(spooled) > 0 {
+		return true // events a hook spooled, for the sweep to apply
+	}
 	unlinked, err := st.Marked(state.MarkUnlinked)
 	if err != nil {
 		return true

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,7 +116,7 @@ func openStore(dir string, getenv func(string) string) (gitdir.Repo, *state.Stor
 	if err != nil {
 		return repo, nil, fmt.Errorf("find repository from %s: %w", dir, err)
 	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
+	st, err := state.Open(repo.CommonDir, state.Options{LockWait: hookLockWait, Apply: agent.ApplySpooled})
 	if err != nil {
 		return repo, nil, fmt.Errorf("open store: %w", err)
 	}
@@ -277,21 +278,14 @@ func (h *hook) respond(ev agent.Event) error {
 	return nil
 }
 
-// ownerErrPrefix marks a LastError left by a failed owner capture.
-const ownerErrPrefix = "owner: "
+// hookLockWait bounds the hook's wait for its session's lock. Past it the
+// event is spooled (spool), not dropped: the agent waits on its hook, and
+// other hooks of the session, or a sweep condensing it, may hold the lock
+// for longer.
+const hookLockWait = 100 * time.Millisecond
 
-// sameTurn tells a turn start that is the turn already recorded: the
-// agent's key for it is the last turn's, delivered again (two configs, or
-// user and project level) while the session goes on. An ended session that
-// hears its last turn's key again is no duplicate: that turn outlived the
-// owner recorded for it, and the key is evidence of life. Codex's app-server
-// daemon runs a turn on after its TUI is killed; `codex resume` joins that
-// turn, steering its first prompt into it under the same turn_id.
-func sameTurn(from state.Phase, lastKey, key string) bool {
-	return key != "" && key == lastKey && from != state.PhaseEnded
-}
-
-// apply runs the event through the transition table under the session lock.
+// apply applies the event to its session under the session's lock, or
+// spools it when the lock is not free in time.
 func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	if ev.NoCreate {
 		// Only for a session the agent's hooks already record: a quick
@@ -315,198 +309,86 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 			return nil
 		}
 	}
-	now := time.Now().UTC()
+	call := agent.Call{Event: ev, At: time.Now().UTC(), Worktree: repo.WorkTree}
 	head, branch, headErr := gitdir.Head(repo.GitDir, repo.CommonDir)
-	var from, to state.Phase
-	var act state.Actions
-	var duplicate, cancelled, failed, unannounced bool
-	var captureTurn int // the turn whose boundary this event is, if any
-	var captureAt string
+	call.Head = head
+	if headErr == nil {
+		call.Branch = branch
+	}
+	env := &surroundings{h: h, st: st, ev: ev}
+	var out agent.Outcome
 	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
-		s := tx.Session
-		from = s.Phase
-		if ev.NoCreate && from == state.PhaseNone {
-			return state.ErrNoChange
-		}
-		if ev.Kind == state.EventTurnStart && sameTurn(from, s.LastTurnKey, ev.Key) {
-			duplicate = true
-			return state.ErrNoChange
-		}
-		if ev.Unannounced {
-			// A turn runs: the one recorded, or one the agent never
-			// announced, whose prompt its transcript holds.
-			if from != state.PhaseIdle {
-				return state.ErrNoChange
-			}
-			switch started, err := agent.StartTurnFromTranscript(tx, now, head); {
-			case err != nil:
-				return err
-			case !started:
-				return state.ErrNoChange
-			}
-			unannounced, to = true, s.Phase
-			captureTurn, captureAt = s.Turns, "start"
-			s.LastHookAt = now
-			return nil
-		}
-		if from == state.PhaseIdle && (ev.Kind == state.EventTurnEnd || ev.Kind == state.EventError || ev.Kind == state.EventSessionEnd) {
-			// The turn this ends may be one the agent never announced.
-			started, err := agent.StartTurnFromTranscript(tx, now, head)
-			if err != nil {
-				return err
-			}
-			unannounced = started
-		}
-		if ev.Kind == state.EventTurnStart || ev.Kind == state.EventSessionEnd {
-			// The agent fired nothing when the user cancelled the running
-			// turn, but wrote it into its transcript: that turn ended
-			// there, it was not interrupted by what comes now.
-			// Nor, at a session end, may its hook have recorded a turn a
-			// model error ended: the agent exits, killing it, as this runs.
-			end, err := agent.EndTurnFromTranscript(tx, now, head, ev.Kind == state.EventSessionEnd)
-			if err != nil {
-				return err
-			}
-			cancelled, failed = end.Cancelled, end.Failure != ""
-		}
-		to, act = state.Transition(state.TablePhase(s), ev.Kind)
-		if act.Ignore {
-			return state.ErrNoChange
-		}
-		if act.BeginWait {
-			w := ev.Wait
-			if w.Since.IsZero() {
-				w.Since = now
-			}
-			if w.Kind == state.WaitPermission && agent.ReviewerAnswers(s.Agent, s.TranscriptRoot, s.TranscriptPath) {
-				return state.ErrNoChange // the agent's own reviewer answers it, not the user
-			}
-			if !s.BeginWait(w) {
-				return state.ErrNoChange // the same wait, signalled again
-			}
-		}
-		if act.EndWait && !s.EndWait(ev.Wait.Key) {
-			return state.ErrNoChange // another request's end
-		}
-		if s.StartedAt.IsZero() {
-			s.StartedAt = now
-		}
-		s.Agent = ev.Agent
-		if info, ok := agent.Lookup(ev.Agent); ok && info.Database {
-			s.AgentDB = true // resumable, and readable, through the agent
-		}
-		s.Worktree = repo.WorkTree
-		if headErr == nil && branch != "" {
-			s.Branch = branch
-		}
-		switch {
-		case ev.TranscriptPath != "":
-			if ev.TranscriptPath != s.TranscriptPath {
-				s.TranscriptRoot = h.transcriptRoot(st, ev.Agent, ev.SessionID, ev.TranscriptPath)
-			}
-			s.TranscriptPath = ev.TranscriptPath
-		case s.TranscriptPath == "":
-			// Copilot CLI names it only at a turn's end, but a session
-			// killed in its first turn has one too.
-			if p := agent.TranscriptPath(ev.Agent, s.ID, h.getenv); p != "" {
-				s.TranscriptPath, s.TranscriptRoot = p, h.transcriptRoot(st, ev.Agent, ev.SessionID, p)
-			}
-		}
-		s.LastHookAt = now
-
-		if act.Revive {
-			// A new life: nothing of the old ending, nor its last error.
-			s.EndedAt, s.EndReason, s.EndNote, s.Interrupted, s.LastError = time.Time{}, "", "", false, ""
-		}
-		// A session first seen mid-way (tether installed during it) has no
-		// owner yet: any event from a living agent is a chance to find it.
-		if act.CaptureOwner || (s.Owner == nil && to != state.PhaseEnded) {
-			prev := s.Owner
-			s.Owner = nil // never leave an old owner behind a failed capture...
-			hints := h.ownerHints(ev)
-			owner, err := proclive.ResolveOwner(hints)
-			if err != nil {
-				// ...unless the agent that ran this hook says it is that
-				// very owner, and it is gone: killed while its hook ran.
-				// Dropping it would leave the session owner-less forever.
-				if prev != nil && hints.AgentPID == prev.PID && proclive.Check(*prev).Liveness == proclive.Dead {
-					s.Owner = prev
-				}
-				s.LastError = ownerErrPrefix + err.Error()
-				st.Logger().Warn("owner not resolved", state.LogKeySession, s.ID, "agent", s.Agent, state.LogKeyError, err.Error())
-			} else {
-				s.Owner = &owner
-				if strings.HasPrefix(s.LastError, ownerErrPrefix) {
-					s.LastError = "" // the failure this capture makes good
-				}
-			}
-		}
-		switch {
-		case ev.SessionGone:
-			s.Resumable, s.ResumableReason = false, "agent reported the session is gone"
-		case ev.Kind == state.EventSessionStart:
-			s.InUse() // a turn start does the same through its record
-		}
-		if ev.Kind == state.EventError && !act.AppendTurnEnd {
-			s.LastError = ev.Reason // else the turn's end record carries it (below)
-		}
-		// The records carry the turn's own fields into the session
-		// (turns, times, prompt, resumable): see state.Tx.AppendTurn.
-		if act.AppendTurnStart {
-			if err := tx.AppendTurn(state.TurnRecord{
-				T: state.RecTurnStart, Turn: s.Turns + 1, At: now, Prompt: ev.Prompt,
-				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath), Owner: s.Owner, Key: ev.Key,
-			}); err != nil {
-				return err
-			}
-			captureTurn, captureAt = s.Turns, "start"
-		}
-		if act.AppendTurnEnd {
-			rec := state.TurnRecord{
-				T: state.RecTurnEnd, Turn: s.Turns, At: now,
-				Head: head, TranscriptSize: agent.TranscriptSize(s.TranscriptRoot, s.TranscriptPath),
-			}
-			switch ev.Kind {
-			case state.EventError:
-				rec.Error = ev.Reason
-			case state.EventTurnEnd:
-				// An agent whose turn end does not say whether it failed.
-				rec.Error = agent.TurnFailure(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom)
-			}
-			if err := tx.AppendTurn(rec); err != nil {
-				return err
-			}
-			captureTurn, captureAt = s.Turns, "end"
-		}
-		if act.Finalize {
-			s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
-			if ev.Reason != "" {
-				s.EndNote = ev.Agent + ": " + ev.Reason // e.g. "claude-code: logout"
-			}
-		}
-		s.SetPhase(to)
-		return nil
+		var err error
+		out, err = agent.Apply(tx, call, env)
+		return err
 	})
+	spooled := false
+	if errors.Is(err, state.ErrLockTimeout) {
+		out, err = h.spool(st, call, env)
+		spooled = err == nil
+	}
 	if err != nil {
 		return fmt.Errorf("record %s for session %s: %w", ev.Kind, ev.SessionID, err)
 	}
-	if unannounced {
+	h.report(st, repo, call, out, spooled)
+	return nil
+}
+
+// spool keeps an event whose session's lock stayed busy: with all the
+// hook knows now that applying it may ask (the owner, the transcript's
+// size), to be applied by the session's next writer or reader. What the
+// event will do is read from the session as a reader sees it, spooled
+// events and all: the turn whose boundary it is, to capture.
+func (h *hook) spool(st *state.Store, call agent.Call, env *surroundings) (agent.Outcome, error) {
+	cur, err := st.Load(call.Event.SessionID)
+	if err != nil && !errors.Is(err, state.ErrNotFound) {
+		cur = nil // the spooled call does not depend on it
+	}
+	sp := agent.Spool(call, env, cur)
+	data, err := json.Marshal(sp)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	var out agent.Outcome
+	if _, perr := st.Preview(call.Event.SessionID, func(tx *state.Tx) error {
+		out, err = agent.Apply(tx, call, sp)
+		return err
+	}); perr != nil {
+		out = agent.Outcome{} // no capture: the turn is not known
+	}
+	if err := st.Spool(call.Event.SessionID, data); err != nil {
+		return agent.Outcome{}, err
+	}
+	st.Logger().Info("event spooled: the session's lock stayed busy", state.LogKeySession, call.Event.SessionID,
+		"agent", h.agent, "native", call.Event.Native, "waited", hookLockWait.String())
+	return out, nil
+}
+
+// report logs what applying (or spooling) the event did, and starts the
+// capture of the turn boundary it is.
+func (h *hook) report(st *state.Store, repo gitdir.Repo, call agent.Call, out agent.Outcome, spooled bool) {
+	ev := call.Event
+	if out.OwnerErr != nil && !spooled {
+		st.Logger().Warn("owner not resolved", state.LogKeySession, ev.SessionID, "agent", ev.Agent, state.LogKeyError, out.OwnerErr.Error())
+	}
+	from, to, act := out.From, out.To, out.Act
+	if out.Unannounced {
 		st.Logger().Info("turn started from the transcript", "session", ev.SessionID, "agent", h.agent, "native", ev.Native)
 		from = state.PhaseIdle
 	}
 	switch {
-	case duplicate:
+	case out.Duplicate:
 		st.Logger().Info("duplicate event ignored", "session", ev.SessionID, "agent", h.agent, "native", ev.Native, "key", ev.Key)
-		return nil
-	case cancelled:
+		return
+	case out.Cancelled:
 		st.Logger().Info("turn cancelled (from the transcript)", "session", ev.SessionID, "agent", h.agent)
 		from = state.PhaseIdle
-	case failed:
+	case out.Failed:
 		st.Logger().Info("turn failed (from the transcript)", "session", ev.SessionID, "agent", h.agent)
 		from = state.PhaseIdle
 	}
-	if captureAt != "" && captureTurn > 0 { // a turn end seen without its start has nothing to compare
-		h.startCapture(st, repo, ev.SessionID, captureTurn, captureAt, now)
+	if out.CaptureAt != "" && out.CaptureTurn > 0 { // a turn end seen without its start has nothing to compare
+		h.startCapture(st, repo, ev.SessionID, out.CaptureTurn, out.CaptureAt, call.At)
 	}
 	if act.Warn != "" {
 		// Info, not Warn: agents do this legitimately (a compaction
@@ -517,10 +399,48 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	if from != to && !act.Ignore {
 		st.Logger().Info("transition", "session", ev.SessionID, "agent", h.agent,
 			"event", string(ev.Kind), "native", ev.Native, "from", phaseName(from), "to", string(to),
-			slog.Bool("revived", act.Revive), "reason", act.EndReason)
+			slog.Bool("revived", act.Revive), "reason", act.EndReason, slog.Bool("spooled", spooled))
 	}
-	return nil
 }
+
+// surroundings answer agent.Apply from the hook's own process, the
+// agent's environment and its files, now.
+type surroundings struct {
+	h  *hook
+	st *state.Store
+	ev agent.Event
+
+	resolved bool
+	owner    proclive.Identity
+	ownerErr error
+}
+
+func (e *surroundings) TranscriptRoot(path string) string {
+	return e.h.transcriptRoot(e.st, e.ev.Agent, e.ev.SessionID, path)
+}
+
+func (e *surroundings) GuessTranscript() (string, string) {
+	p := agent.TranscriptPath(e.ev.Agent, e.ev.SessionID, e.h.getenv)
+	if p == "" {
+		return "", ""
+	}
+	return p, e.TranscriptRoot(p)
+}
+
+func (e *surroundings) TranscriptSize(root, path string) int64 {
+	return agent.TranscriptSize(root, path)
+}
+
+// Owner resolves the agent's process once.
+func (e *surroundings) Owner() (proclive.Identity, error) {
+	if !e.resolved {
+		e.owner, e.ownerErr = proclive.ResolveOwner(e.h.ownerHints(e.ev))
+		e.resolved = true
+	}
+	return e.owner, e.ownerErr
+}
+
+func (e *surroundings) OwnerPID() int { return e.h.ownerHints(e.ev).AgentPID }
 
 // ownerHints passes on what the agent itself says its PID is (in the
 // payload, else in its environment), and the session's directory and ID,

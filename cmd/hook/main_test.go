@@ -180,7 +180,7 @@ func (r testRepo) head(t testing.TB) string { return git(t, r.dir, "rev-parse", 
 
 func (r testRepo) store(t testing.TB) *state.Store {
 	t.Helper()
-	st, err := state.Open(r.common, state.Options{})
+	st, err := state.Open(r.common, state.Options{Apply: agent.ApplySpooled})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,28 +172,6 @@ func TestFailedTurnFromTranscript(t *testing.T) {
 	}
 }
 
-// TestSameTurn: a turn start whose key is the last turn's is that turn
-// again while the session goes on, and evidence of life once it ended.
-func TestSameTurn(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		from         state.Phase
-		lastKey, key string
-		want         bool
-	}{
-		{"delivered twice while running", state.PhaseActive, "t-1", "t-1", true},
-		{"delivered twice, the turn ended", state.PhaseIdle, "t-1", "t-1", true},
-		{"a new turn", state.PhaseActive, "t-1", "t-2", false},
-		{"no key", state.PhaseActive, "", "", false},
-		{"first turn", state.PhaseNone, "", "t-1", false},
-		{"ended, the turn outlived its owner", state.PhaseEnded, "t-1", "t-1", false},
-	} {
-		if got := sameTurn(tc.from, tc.lastKey, tc.key); got != tc.want {
-			t.Errorf("%s: sameTurn(%q, %q, %q) = %v, want %v", tc.name, tc.from, tc.lastKey, tc.key, got, tc.want)
-		}
-	}
-}
-
 // TestCodexResumeJoinsTheRunningTurn: Codex's app-server daemon runs a turn
 // on after its TUI is killed, so the session ends as interrupted at the next
 // sweep; `codex resume ID` then joins that turn, and its first prompt comes

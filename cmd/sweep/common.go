@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/gitdir"
 	"github.com/tetherdev/tether/internal/table"
 	"github.com/tetherdev/tether/state"
@@ -59,7 +60,7 @@ func (a *app) open() (*workspace, error) {
 		}
 		return nil, err
 	}
-	st, err := state.Open(repo.CommonDir, state.Options{})
+	st, err := state.Open(repo.CommonDir, state.Options{Apply: agent.ApplySpooled})
 	if err != nil {
 		return nil, fmt.Errorf("open tether store: %w", err)
 	}
@@ -74,6 +75,11 @@ func (a *app) openSession(arg string, includeEnded bool) (*workspace, string, er
 		return nil, "", err
 	}
 	id, err := w.resolveSession(arg, includeEnded)
+	if err == nil {
+		// Its spooled events go into its turn log, which the commands read;
+		// busy, the session reads as it will be all the same (Load).
+		_, _ = w.store.DrainSpool(id)
+	}
 	return w, id, err
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tetherdev/tether/state"
 )
 
 // How hard the chaos hits. Probabilities are per process seen (hooks,
@@ -63,6 +65,7 @@ func (d *driver) chaos(r *report) {
 	goRun(func() { d.personLoop(stop) })
 	goRun(func() { d.agentKiller(stop) })
 	goRun(func() { d.procKiller(stop) })
+	goRun(func() { d.lockHog(stop) })
 	goRun(func() { d.log.follow(stop) })
 
 	rng := d.rng(6)
@@ -254,6 +257,33 @@ func (d *driver) agentKiller(stop <-chan struct{}) {
 			t = live[0]
 		}
 		d.gated(func() { d.killAgent(t) })
+	}
+}
+
+// lockHog holds the lock of a running agent's session now and then, for
+// longer than a hook waits for it, as a slow writer would (a sweep
+// condensing a long turn): the hooks of that session spool their events
+// meanwhile, and procKiller kills some of them while they do.
+func (d *driver) lockHog(stop <-chan struct{}) {
+	r := d.rng(7)
+	for pause(r, stop, 100*time.Millisecond, 400*time.Millisecond) {
+		live := d.liveRuns()
+		if len(live) == 0 {
+			continue
+		}
+		session := live[r.IntN(len(live))].session
+		hold := 150*time.Millisecond + time.Duration(r.Int64N(int64(350*time.Millisecond)))
+		d.gated(func() {
+			_, err := d.st.MutateTx(session, func(*state.Tx) error {
+				time.Sleep(hold)
+				return state.ErrNoChange
+			})
+			d.mu.Lock()
+			if err == nil {
+				d.stats.lockHogs++
+			}
+			d.mu.Unlock()
+		})
 	}
 }
 

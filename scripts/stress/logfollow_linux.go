@@ -19,6 +19,7 @@ type logFollower struct {
 	partial []byte
 	lines   int
 	entries []logEntry // WARN and ERROR lines
+	spooled int        // events hooks spooled, their session's lock busy
 }
 
 func (l *logFollower) follow(stop <-chan struct{}) {
@@ -75,8 +76,12 @@ func (l *logFollower) drain() {
 	l.partial = bytes.Clone(data[i+1:])
 	for line := range bytes.Lines(data[:i+1]) {
 		l.lines++
-		if e, ok := parseLogLine(line); ok && (strings.HasPrefix(e.Level, "WARN") || strings.HasPrefix(e.Level, "ERROR")) {
+		e, ok := parseLogLine(line)
+		if ok && (strings.HasPrefix(e.Level, "WARN") || strings.HasPrefix(e.Level, "ERROR")) {
 			l.entries = append(l.entries, e)
+		}
+		if ok && strings.HasPrefix(e.Msg, "event spooled") {
+			l.spooled++
 		}
 	}
 }
@@ -87,4 +92,12 @@ func (l *logFollower) warnings() ([]logEntry, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.entries, l.lines
+}
+
+// spools counts the events hooks spooled, after a last poll.
+func (l *logFollower) spools() int {
+	l.poll()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.spooled
 }

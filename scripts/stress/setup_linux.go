@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -53,6 +54,7 @@ type stats struct {
 	hooksSeen, hooksKilled         int
 	sweepsSeen, sweepsKilledByKind map[string]int // by kind: run, status, post-commit, self-heal
 	lockHolderKills                int            // sweeps killed while holding locks/checkpoints.lock
+	lockHogs                       int            // session locks the driver held, its hooks spooling meanwhile
 	staleGitLocks                  int            // git lock files the person removed after a killed commit
 	agentKills                     map[string]int // by activity at the kill
 	sweepWarnings                  map[string]int // shape of a warning printed by a sweep -> count
@@ -97,7 +99,7 @@ func newDriver(cfg config) (*driver, error) {
 	if err := d.makeRepo(); err != nil {
 		return d, err
 	}
-	if d.st, err = state.Open(d.gitDir, state.Options{}); err != nil {
+	if d.st, err = state.Open(d.gitDir, state.Options{Apply: agent.ApplySpooled}); err != nil {
 		return d, err
 	}
 	return d, nil

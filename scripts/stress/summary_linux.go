@@ -58,7 +58,8 @@ func (d *driver) summary(r *report) {
 	fmt.Printf("    killed by the driver when: %s\n", counts(killedAt))
 	fmt.Printf("    hooks killed under them, by event: %s\n", counts(hookEvents))
 	fmt.Printf("  prompts: %d submitted, %d returned from their hook, %d finished\n", submitted, hookOK, done)
-	fmt.Printf("  hooks: %d seen, %d killed\n", st.hooksSeen, st.hooksKilled)
+	fmt.Printf("  hooks: %d seen, %d killed; %d events spooled (the driver held a session's lock %d times)\n",
+		st.hooksSeen, st.hooksKilled, d.log.spools(), st.lockHogs)
 	fmt.Printf("  sweeps started by the driver: %d (%d ok, %d killed, %d failed)\n",
 		st.sweeps, st.sweepsOK, st.sweepsKilled, st.sweeps-st.sweepsOK-st.sweepsKilled)
 	fmt.Printf("  tether-sweep processes seen: %s\n", counts(st.sweepsSeen))
