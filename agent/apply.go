@@ -174,7 +174,7 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 
 	if act.Revive {
 		// A new life: nothing of the old ending, nor its last error.
-		s.EndedAt, s.EndReason, s.EndNote, s.Interrupted, s.LastError = time.Time{}, "", "", false, ""
+		s.EndedAt, s.EndReason, s.EndNote, s.Interrupted, s.EndedBy, s.LastError = time.Time{}, "", "", false, "", ""
 	}
 	// A session first seen mid-way (tether installed during it) has no
 	// owner yet: any event from a living agent is a chance to find it.
@@ -234,7 +234,7 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 		out.CaptureTurn, out.CaptureAt = s.Turns, "end"
 	}
 	if act.Finalize {
-		s.EndedAt, s.EndReason, s.Interrupted = now, act.EndReason, act.Interrupted
+		s.EndedAt, s.EndReason, s.Interrupted, s.EndedBy = now, act.EndReason, act.Interrupted, ev.Kind
 		if ev.Reason != "" {
 			s.EndNote = ev.Agent + ": " + ev.Reason // e.g. "claude-code: logout"
 		}

@@ -322,3 +322,42 @@ func claudeTexts(message []byte) iter.Seq[string] {
 		}
 	}
 }
+
+// Unsettled tells a session whose record may still change with what its
+// agent writes: its agent ended it while a turn ran (session-end, so
+// interrupted), and the agent is one that writes how a turn ended into its
+// transcript, where its hook may not have seen it yet. Claude Code and
+// Copilot CLI, sent SIGINT mid-turn in -p, write the user's cancel and
+// fire their session end at the same moment: which comes first is a race.
+func Unsettled(s *state.Session) bool {
+	a, ok := find(s.Agent)
+	return ok && (a.cancelled != nil || a.failure != nil) &&
+		s.Phase == state.PhaseEnded && s.Interrupted && s.EndedBy == state.EventSessionEnd
+}
+
+// SettleEnd revisits an Unsettled session once its agent is done writing
+// (gone, or ended long enough ago): a cancel, or a model error, that the
+// agent wrote after the running turn started settles the record as the
+// session-end hook makes it when it sees one, so that one user action
+// gives one record whoever won the race: the turn ended there (a turn-end
+// record at the session's end, at the given HEAD) and the session ended
+// cleanly. It reports whether it changed the session.
+func SettleEnd(tx *state.Tx, head string) (bool, error) {
+	s := tx.Session
+	if !Unsettled(s) {
+		return false, nil
+	}
+	size := TranscriptSize(s.TranscriptRoot, s.TranscriptPath)
+	end := readTurnEnd(s.Agent, s.TranscriptRoot, s.TranscriptPath, s.TurnTranscriptFrom, size, true)
+	if end == (TurnEnd{}) {
+		return false, nil
+	}
+	if err := tx.AppendTurn(state.TurnRecord{
+		T: state.RecTurnEnd, Turn: s.Turns, At: s.EndedAt, Head: head, Error: end.Failure, TranscriptSize: size,
+	}); err != nil {
+		return false, err
+	}
+	_, act := state.Transition(state.PhaseIdle, state.EventSessionEnd)
+	s.EndReason, s.Interrupted = act.EndReason, act.Interrupted
+	return true, nil
+}

@@ -670,3 +670,17 @@ func waitGone(t *testing.T, pid int, timeout time.Duration) {
 		}
 	}
 }
+
+// raceWinner says, from tether.log, who recorded how a turn a SIGINT
+// stopped ended: the session-end hook, which read the agent's cancel, or
+// the sweep, which found it once the agent was gone.
+func (r *repo) raceWinner() string {
+	b, _ := os.ReadFile(filepath.Join(r.Dir, ".git", "tether", "log", "tether.log"))
+	switch {
+	case bytes.Contains(b, []byte("turn ended before the session, as its agent wrote (settled)")):
+		return "settled by the sweep (the hook ran before the agent wrote its cancel)"
+	case bytes.Contains(b, []byte("turn cancelled (from the transcript)")):
+		return "read by the session-end hook"
+	}
+	return "neither hook nor sweep read a cancel"
+}

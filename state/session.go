@@ -105,19 +105,22 @@ type Session struct {
 	// AgentDB: the agent keeps the conversation in its own database, not a
 	// transcript file (OpenCode). The session is resumable while the agent
 	// has it, and its conversation is read by asking the agent.
-	AgentDB         bool            `json:"agent_db,omitempty"`
-	Resumable       bool            `json:"resumable"`
-	ResumableReason string          `json:"resumable_reason,omitempty"` // why resumable went false
-	EndedAt         time.Time       `json:"ended_at,omitzero"`
-	EndReason       string          `json:"end_reason,omitempty"`
-	EndNote         string          `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
-	Interrupted     bool            `json:"interrupted,omitempty"`
-	TurnLogSize     int64           `json:"turn_log_size"`   // turn-log size after our last append
-	Condensed       int64           `json:"condensed"`       // turn-log byte offset already condensed
-	CondensedTurns  int             `json:"condensed_turns"` // turn-starts already condensed
-	Checkpoints     []CheckpointRef `json:"checkpoints,omitempty"`
-	LastError       string          `json:"last_error,omitempty"`
-	GitHub          *GitHubLink     `json:"github,omitempty"`
+	AgentDB         bool      `json:"agent_db,omitempty"`
+	Resumable       bool      `json:"resumable"`
+	ResumableReason string    `json:"resumable_reason,omitempty"` // why resumable went false
+	EndedAt         time.Time `json:"ended_at,omitzero"`
+	EndReason       string    `json:"end_reason,omitempty"`
+	EndNote         string    `json:"end_note,omitempty"` // the agent's own reason, or a person's (end --reason)
+	Interrupted     bool      `json:"interrupted,omitempty"`
+	// EndedBy is the event that ended the session (session-end: its agent
+	// said so; owner-exited, stale, github, manual: the sweep or a person).
+	EndedBy        Event           `json:"ended_by,omitempty"`
+	TurnLogSize    int64           `json:"turn_log_size"`   // turn-log size after our last append
+	Condensed      int64           `json:"condensed"`       // turn-log byte offset already condensed
+	CondensedTurns int             `json:"condensed_turns"` // turn-starts already condensed
+	Checkpoints    []CheckpointRef `json:"checkpoints,omitempty"`
+	LastError      string          `json:"last_error,omitempty"`
+	GitHub         *GitHubLink     `json:"github,omitempty"`
 	// SpoolApplied names the spooled events (Store.Spool) applied to the
 	// session whose files may not be deleted yet: an event is applied once.
 	SpoolApplied []string `json:"spool_applied,omitempty"`

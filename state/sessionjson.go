@@ -115,6 +115,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.Interrupted {
 		e.bool("interrupted", s.Interrupted)
 	}
+	if s.EndedBy != "" {
+		e.str("ended_by", string(s.EndedBy))
+	}
 	e.int("turn_log_size", s.TurnLogSize)
 	e.int("condensed", s.Condensed)
 	e.int("condensed_turns", int64(s.CondensedTurns))
@@ -267,7 +270,7 @@ var (
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
 		"turn_transcript_from", "owner",
 		"transcript_path", "transcript_root", "agent_db", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
-		"interrupted", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
+		"interrupted", "ended_by", "turn_log_size", "condensed", "condensed_turns", "checkpoints", "last_error", "github",
 		"spool_applied",
 	}
 	waitNames       = []string{"since", "kind", "detail", "key"}
@@ -335,6 +338,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodeString(&s.EndNote, v)
 		case "interrupted":
 			return decodeBool(&s.Interrupted, v)
+		case "ended_by":
+			return decodeString(&s.EndedBy, v)
 		case "turn_log_size":
 			return decodeInt64(&s.TurnLogSize, v)
 		case "condensed":

@@ -191,3 +191,24 @@ func TestDryRunSeesCancelledTurn(t *testing.T) {
 		t.Errorf("dry run changed the phase to %s", s.Phase)
 	}
 }
+
+// A session its agent ended mid-turn waits, unsettled and not condensed,
+// while its agent may still write how the turn ended: alive, and ended
+// moments ago.
+func TestAgentWriting(t *testing.T) {
+	for _, tc := range []struct {
+		v        proclive.Liveness
+		sinceEnd time.Duration
+		want     bool
+	}{
+		{proclive.Alive, 0, true},
+		{proclive.Alive, settleGrace - time.Millisecond, true},
+		{proclive.Alive, settleGrace, false}, // a TUI lives on: it wrote long ago
+		{proclive.Dead, 0, false},            // gone: what it wrote is all it will
+		{proclive.Unknown, 0, false},
+	} {
+		if got := agentWriting(tc.v, tc.sinceEnd); got != tc.want {
+			t.Errorf("agentWriting(%v, %v) = %v, want %v", tc.v, tc.sinceEnd, got, tc.want)
+		}
+	}
+}

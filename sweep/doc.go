@@ -25,7 +25,12 @@
 // A running turn whose agent wrote its cancel into the transcript and fired
 // no hook (Claude Code's Esc; agent.TurnCancelled) is over: the sweep
 // records its end, so the session is idle, and one whose agent is gone
-// afterwards ended owner-exited, not interrupted.
+// afterwards ended owner-exited, not interrupted. A session whose agent
+// ended it mid-turn as it wrote the turn's cancel (SIGINT to claude -p or
+// copilot -p: which lands first is a race) is revisited once the agent is
+// done writing (agent.SettleEnd), before it is condensed: one user action
+// gives one record, whoever won. Events hooks spooled (state.Store.Spool)
+// are applied for good before the sweep looks at anything.
 //
 // What each turn changed comes from the captures of package snapshot
 // (turnChanges): a checkpoint's turns list the paths they added, modified

@@ -176,8 +176,17 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, err.Error())
 	}
+	// A session its agent ended mid-turn may yet say, in what it writes
+	// as it exits, that the turn was cancelled: its record settles first,
+	// and is condensed once settled.
+	unsettled, err := settleEnds(st, ended, now())
+	if err != nil {
+		rep.Warnings = append(rep.Warnings, err.Error())
+	}
 	for _, id := range ended {
-		toCondense = appendUnique(toCondense, id)
+		if !unsettled[id] {
+			toCondense = appendUnique(toCondense, id)
+		}
 	}
 
 	pendingLinks, err := st.Marked(state.MarkUnlinked)
@@ -497,7 +506,7 @@ func endSession(s *state.Session, ev state.Event, now time.Time, ownerVerdict st
 	}
 	tr := Transition{ID: s.ID, Agent: s.Agent, From: s.Phase, Reason: act.EndReason, Owner: ownerVerdict}
 	s.SetPhase(to)
-	s.EndedAt, s.EndReason, s.Interrupted = now.UTC(), act.EndReason, act.Interrupted
+	s.EndedAt, s.EndReason, s.Interrupted, s.EndedBy = now.UTC(), act.EndReason, act.Interrupted, ev
 	return tr, true
 }
 
@@ -558,4 +567,58 @@ func clearCondensed(st *state.Store, ids []string) error {
 		return state.ErrNoChange
 	})
 	return errors.Join(errs...)
+}
+
+// settleGrace bounds the wait for an agent that ended its session mid-turn
+// to write how the turn ended: it does as it exits, within milliseconds of
+// its session-end hook; an agent that lives on (a TUI cleared mid-turn)
+// has written it well before this.
+const settleGrace = 10 * time.Second
+
+// agentWriting says whether the agent of an Unsettled session may still
+// write how its turn ended: it is alive, and ended the session moments
+// ago. Pure, for the table.
+func agentWriting(v proclive.Liveness, sinceEnd time.Duration) bool {
+	return v == proclive.Alive && sinceEnd < settleGrace
+}
+
+// settleEnds settles the records of the sessions ids that are
+// agent.Unsettled, once their agent is done writing (agent.SettleEnd), and
+// returns those whose agent may still write: they are condensed later,
+// settled.
+func settleEnds(st *state.Store, ids []string, now time.Time) (map[string]bool, error) {
+	var candidates []string
+	for _, id := range ids {
+		if s, err := st.Load(id); err == nil && agent.Unsettled(s) {
+			candidates = append(candidates, id)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	writing := map[string]bool{}
+	var settled []string
+	_, errs := st.MutateEach(candidates, func(tx *state.Tx) error {
+		s := tx.Session
+		if !agent.Unsettled(s) {
+			return state.ErrNoChange
+		}
+		if agentWriting(state.OwnerVerdict(s).Liveness, now.Sub(s.EndedAt)) {
+			writing[s.ID] = true
+			return state.ErrNoChange
+		}
+		changed, err := agent.SettleEnd(tx, worktreeHead(s.Worktree))
+		if err != nil {
+			return err
+		}
+		if !changed {
+			return state.ErrNoChange
+		}
+		settled = append(settled, s.ID)
+		return nil
+	})
+	for _, id := range settled {
+		st.Logger().Info("turn ended before the session, as its agent wrote (settled)", state.LogKeySession, id)
+	}
+	return writing, errors.Join(errs...)
 }
