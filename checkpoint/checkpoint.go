@@ -80,6 +80,10 @@ type Turn struct {
 	// absent when they are unknown: captures off or failed, or the turn
 	// still running.
 	Changes *snapshot.Changes `json:"changes,omitempty"`
+	// Commits, for a turn still running that made (or saw made) several
+	// commits, are its changes counted up to each earlier one (UpTo names
+	// it); Changes is counted up to the latest.
+	Commits []*snapshot.Changes `json:"commits,omitempty"`
 	// Earlier, for a Continued turn, is what the checkpoint that held
 	// its start recorded of its changes (while condensing only): a turn
 	// counted up to a commit continues with what that commit did not take.

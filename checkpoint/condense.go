@@ -200,7 +200,7 @@ func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, con
 	b.conversations = convs
 	st.RemoveStaleStaging(tempPrefix, time.Now())
 	for _, s := range sessions {
-		j, err := r.prepare(b, st, s, root, clone)
+		j, err := r.prepare(b, st, s, root, clone, link != nil)
 		switch {
 		case err != nil:
 			failed = append(failed, fmt.Errorf("condense %s: %w", s.ID, err))
@@ -228,7 +228,7 @@ func (r *Repo) write(st *state.Store, sessions []*state.Session, link *Link, con
 // prepare builds the checkpoint of one session against the tree root of
 // CheckpointsRef and writes its objects, its transcript for the clone
 // named clone; nil means nothing is pending.
-func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbing.Hash, clone string) (*job, error) {
+func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbing.Hash, clone string, atCommit bool) (*job, error) {
 	id := s.ID
 	recs, next, err := st.ReadTurns(id, s.Condensed)
 	if err != nil {
@@ -236,9 +236,10 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 	}
 	ended := sessionEnded(s, recs)
 	// The previous checkpoint matters only when it ended in a running turn
-	// that these records (or the session's end) now finish.
+	// that these records (or the session's end) now finish, or that a
+	// commit made while it still runs counts up to (atCommit).
 	var prev *Checkpoint
-	if n := len(s.Checkpoints); n > 0 && (len(recs) == 0 && ended || len(recs) > 0 && recs[0].T == state.RecTurnEnd) {
+	if n := len(s.Checkpoints); n > 0 && (len(recs) == 0 && (ended || atCommit) || len(recs) > 0 && recs[0].T == state.RecTurnEnd) {
 		prev, err = r.readAt(root, s.Checkpoints[n-1].ID)
 		if errors.Is(err, ErrNotFound) {
 			prev, err = nil, nil
@@ -289,6 +290,21 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 			path = s.TranscriptPath
 		}
 		j.ref = plumbing.ReferenceName(prev.Transcript.Ref) // where the first version went
+	case prev != nil && !ended && atCommit && prev.lastTurnRunning() && prev.Turns[len(prev.Turns)-1].Changes != nil:
+		// Another commit made while the turn it last condensed still runs:
+		// the same checkpoint, rewritten with the turn counted up to this
+		// commit too, what it had at the earlier ones kept (Turn.Commits).
+		turns := slices.Clone(prev.Turns)
+		last := &turns[len(turns)-1]
+		last.Commits, last.Changes = append(slices.Clone(last.Commits), last.Changes), nil
+		cp = newCheckpoint(s, prev.ID, prev.TurnLog, turns)
+		cp.Incarnation = prev.Incarnation
+		sp = span{from: prev.Transcript.From, to: prev.Transcript.To}
+		path = prev.Transcript.Path
+		j.ref = plumbing.ReferenceName(prev.Transcript.Ref)
+		if prev.Transcript.Unavailable || path == "" {
+			path, sp = s.TranscriptPath, span{from: prev.Transcript.From, toEOF: true}
+		}
 	default:
 		return nil, nil
 	}

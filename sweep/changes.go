@@ -84,7 +84,7 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 				if !ok {
 					continue
 				}
-				ch, err := committedChanges(reader, start, t.HeadBefore, at.head)
+				ch, err := committedChanges(reader, start, at.head)
 				if err != nil {
 					log("changes: compare the turn's start with the commit", err, t.Turn)
 					continue
@@ -132,22 +132,16 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 	}
 }
 
-// committedChanges is what a running turn changed up to a commit of its
-// worktree: the paths committed since the turn started (from headBefore,
-// else the commit's parent) whose content in the commit differs from the
-// turn's start capture. A path the worktree already held as committed
+// committedChanges is what a running turn made of a commit of its
+// worktree: the paths the commit changed whose content in it differs from
+// the turn's start capture. A path the worktree already held as committed
 // when the turn started is not the turn's.
-func committedChanges(r *snapshot.Reader, start capture.Entry, headBefore, head string) (*snapshot.Changes, error) {
-	tree, base, err := r.Trees(head)
+func committedChanges(r *snapshot.Reader, start capture.Entry, head string) (*snapshot.Changes, error) {
+	tree, parent, err := r.Trees(head)
 	if err != nil {
 		return nil, err
 	}
-	if headBefore != "" && headBefore != head {
-		if t, _, err := r.Trees(headBefore); err == nil {
-			base = t
-		}
-	}
-	committed, err := r.Diff(base, tree)
+	committed, err := r.Diff(parent, tree)
 	if err != nil {
 		return nil, err
 	}

@@ -103,9 +103,10 @@ func Run(repo gitdir.Repo, st *state.Store, opts Options) (*Report, error) {
 		live, toCondense = reconcileGitHub(repo, st, live, opts, now, rep)
 	}
 	// A running turn is condensed at a commit too: the commit it just made
-	// links to it, and its end continues in the next checkpoint.
+	// links to it, and its end continues in the next checkpoint. One
+	// condensed already is counted up to this commit as well.
 	condenseLive := func(s *state.Session) {
-		if opts.PostCommit && s.Worktree == repo.WorkTree && s.HasPending() {
+		if opts.PostCommit && s.Worktree == repo.WorkTree && (s.HasPending() || s.TurnRunning()) {
 			toCondense = append(toCondense, s.ID)
 		}
 	}

@@ -201,6 +201,19 @@ func TestPostCommitWithNothingPendingNeverOpensTheRepository(t *testing.T) {
 	if _, err := Run(repo, st, Options{PostCommit: true}); err != nil {
 		t.Fatal(err) // condenses the running turn
 	}
+	// The turn ends, and a commit condenses its end: nothing is pending,
+	// and no turn runs to be counted up to the next commit.
+	if _, err := st.MutateTx("idle-1", func(tx *state.Tx) error {
+		tx.Session.Phase = state.PhaseIdle
+		return tx.AppendTurn(state.TurnRecord{T: state.RecTurnEnd, Turn: tx.Session.Turns, At: time.Now().UTC()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second finds its checkpoint waits for no commit
+		if _, err := Run(repo, st, Options{PostCommit: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	objects := filepath.Join(repo.CommonDir, "objects")
 	if err := os.Rename(objects, objects+".away"); err != nil {
 		t.Fatal(err)

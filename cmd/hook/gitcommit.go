@@ -138,7 +138,9 @@ func sweepNeeded(st *state.Store, repo gitdir.Repo, getenv func(string) string, 
 	}
 	staleAfter := time.Duration(-1) // read from git config only when needed
 	for _, s := range live {
-		if s.Worktree == repo.WorkTree && s.HasPending() {
+		// A turn running here made the commit, or saw it made: the sweep
+		// counts it up to the commit, condensed already or not.
+		if s.Worktree == repo.WorkTree && (s.HasPending() || s.TurnRunning()) {
 			return true
 		}
 		v := state.OwnerVerdict(s)

@@ -126,7 +126,7 @@ func (a *app) show(arg string, asJSON, transcript bool, remote string) error {
 		if v := via[c.ID]; v != "" {
 			fmt.Fprintf(a.stdout, "inherited (%s):\n", table.Clean(v))
 		}
-		printCheckpoint(a.stdout, c, !isCommit)
+		printCheckpoint(a.stdout, c, !isCommit, commit)
 	}
 	return nil
 }
@@ -235,8 +235,10 @@ func printChanges(w io.Writer, c *snapshot.Changes, full bool) {
 }
 
 // printCheckpoint shows a checkpoint's turns; full prompts only when asked
-// for one checkpoint, the first line of each otherwise.
-func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
+// for one checkpoint, the first line of each otherwise. Shown for a commit,
+// a turn that ran through several commits shows what it had made of that
+// one.
+func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool, commit string) {
 	fmt.Fprintf(w, "checkpoint %s  session %s (%s)", c.ID, shortID(c.Session), c.Agent)
 	if c.Branch != "" {
 		fmt.Fprintf(w, "  on %s", c.Branch)
@@ -266,7 +268,13 @@ func printCheckpoint(w io.Writer, c *checkpoint.Checkpoint, full bool) {
 		if prompt != "" {
 			fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(prompt, "\n", "\n    "))
 		}
-		printChanges(w, t.Changes, full)
+		changes := t.Changes
+		for _, at := range t.Commits {
+			if at != nil && at.UpTo == commit && commit != "" {
+				changes = at
+			}
+		}
+		printChanges(w, changes, full)
 	}
 	tr := c.Transcript
 	switch {
