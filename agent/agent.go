@@ -88,9 +88,10 @@ type adapter struct {
 	parse func(ev *Event, payload []byte, wf *waitFields) error
 	// waits are the agent's events that start or end a wait for its user.
 	waits []waitSignal
-	// tracks reports whether native is one of the events this agent maps to
-	// a tether event; used to spot a payload sent to the wrong adapter.
-	tracks func(native string) bool
+	// events are the agent's events that are turns of its main session
+	// (see eventTable); also used to spot a payload sent to the wrong
+	// adapter.
+	events eventTable
 	// resume and fresh build argv; nil when the agent has no such command.
 	resume func(id string) []string
 	fresh  func(prompt string) []string
@@ -125,37 +126,6 @@ type adapter struct {
 	// agent's own tools wrote; nil for an agent whose transcript tether
 	// does not read for them (its turns are credited from the captures).
 	writes func(line []byte, w *ToolWrites)
-}
-
-// find resolves a name or alias. A switch rather than a map keeps package
-// initialisation free for the hook.
-func find(name string) (adapter, bool) {
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case "claude-code", "claude", "claude_code", "claudecode":
-		return claudeCode(), true
-	case "gemini", "gemini-cli", "gemini_cli":
-		return gemini(), true
-	case "codex", "codex-cli", "openai-codex":
-		return codex(), true
-	case "cursor", "cursor-agent", "cursor-cli":
-		return cursor(), true
-	case "copilot", "copilot-cli", "github-copilot", "gh-copilot":
-		return copilot(), true
-	case "opencode", "opencode-ai", "open-code":
-		return opencode(), true
-	case "droid", "factory", "factory-droid":
-		return droid(), true
-	case "pi", "pi-coding-agent":
-		return pi(), true
-	case "qwen", "qwen-code", "qwen_code":
-		return qwen(), true
-	}
-	return adapter{}, false
-}
-
-// Names lists the canonical agent names.
-func Names() []string {
-	return []string{"claude-code", "gemini", "codex", "cursor", "copilot", "opencode", "droid", "pi", "qwen"}
 }
 
 // Lookup returns what tether knows about an agent, by name or alias.
@@ -474,6 +444,9 @@ func (e *wrongAgentError) Error() string {
 }
 
 func (e *wrongAgentError) Is(target error) bool { return target == ErrWrongAgent }
+
+// tracks reports whether the agent maps native to a tether event.
+func (a adapter) tracks(native string) bool { _, ok := a.events.kind(native); return ok }
 
 // trackedBy names another agent that maps native to a tether event, or "".
 func trackedBy(self, native string) string {

@@ -34,12 +34,9 @@ func (w *codexWire) fields() []wireField {
 func codex() adapter {
 	const name = "codex"
 	return adapter{
-		info: Info{Name: name, Display: "Codex", Binary: "codex"},
-		tracks: func(native string) bool {
-			_, ok := codexKind(native)
-			return ok || native == notifyTurnComplete
-		},
-		waits: codexWaits,
+		info:   Info{Name: name, Display: "Codex", Binary: "codex"},
+		events: codexEvents,
+		waits:  codexWaits,
 		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w codexWire
 			if err := decode(payload, w.fields()); err != nil {
@@ -64,27 +61,16 @@ func codex() adapter {
 				}
 				return nil
 			}
-			if err := w.fill(name, ev, wf); err != nil {
+			if err := w.fill(name, wf); err != nil {
 				return err
 			}
-			mapSnake(ev, w.snakeWire, payload, codexKind)
+			w.apply(ev, payload, codexEvents)
 			return nil
 		},
 		reviewer: codexReviewer,
-		resume:   func(id string) []string { return append([]string{"codex", "resume"}, positional(id)...) },
-		fresh:    func(prompt string) []string { return append([]string{"codex"}, positional(prompt)...) },
+		resume:   resumeWith("codex", "resume", "", ""),
+		fresh:    freshWith("codex", "", ""),
 	}
-}
-
-// codexKind maps Codex's events: Claude Code's names, and Interrupt, which
-// Codex fires when the user cancels a turn (Esc in the TUI, SIGINT in
-// `codex exec`). The turn ends there; the session goes on (or ends with
-// its own SessionEnd).
-func codexKind(native string) (state.Event, bool) {
-	if native == "Interrupt" {
-		return state.EventTurnEnd, true
-	}
-	return snakeKind(native)
 }
 
 // codexReviewer reads the turn_context Codex writes into its rollout at

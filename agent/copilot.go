@@ -64,53 +64,37 @@ func copilot() adapter {
 	const name = "copilot"
 	return adapter{
 		info:   Info{Name: name, Display: "Copilot CLI", Binary: "copilot"},
-		tracks: func(native string) bool { _, ok := copilotKind(native); return ok },
+		events: copilotEvents,
 		waits:  copilotWaits,
 		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w copilotWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err
 			}
-			id := firstNonEmpty(w.SessionIDCamel, w.SessionID)
 			if err := w.foreign.check(name); err != nil {
 				return err
 			}
-			if w.HookEventName != "" {
-				ev.Native = w.HookEventName
-			}
-			ev.SessionID = id
-			ev.Cwd = w.Cwd
-			ev.TranscriptPath = firstNonEmpty(w.TranscriptPathCamel, w.TranscriptPath)
-			ev.Key = rawText(w.Timestamp)
 			*wf = waitFields{Tool: firstNonEmpty(stringOf(w.ToolNameCamel), stringOf(w.ToolName)), Input: w.ToolArgs,
 				Type: stringOf(w.NotificationType), Message: stringOf(w.Message), Title: stringOf(w.Title), Cwd: w.Cwd}
 			if len(wf.Input) == 0 {
 				wf.Input = w.ToolInput
 			}
-			kind, ok := copilotKind(ev.Native)
-			if !ok {
+			kind, _ := ev.record(copilotEvents, said{native: w.HookEventName, session: firstNonEmpty(w.SessionIDCamel, w.SessionID),
+				cwd: w.Cwd, transcript: firstNonEmpty(w.TranscriptPathCamel, w.TranscriptPath), key: rawText(w.Timestamp),
+				source: w.Source, prompt: w.Prompt, reason: w.Reason})
+			if kind != state.EventError {
 				return nil
 			}
-			ev.Kind = kind
-			switch kind {
-			case state.EventSessionStart:
-				ev.Source = w.Source
-			case state.EventTurnStart:
-				ev.Prompt = w.Prompt
-			case state.EventSessionEnd:
-				ev.Reason = w.Reason
-			case state.EventError:
-				// A failed tool call is the model's to handle: the turn
-				// goes on. A failed model call ends the turn, whatever
-				// "recoverable" says: Copilot CLI 1.0.102 marks a fatal
-				// HTTP 400 recoverable and then ends the session.
-				if firstNonEmpty(w.ErrorContextCamel, w.ErrorContext) == "tool_execution" {
-					ev.Ignore = true
-					return nil
-				}
-				ev.Reason = copilotErrorMessage(w.Error)
-				ev.SessionGone = SaysSessionGone(ev.Reason)
+			// A failed tool call is the model's to handle: the turn goes
+			// on. A failed model call ends the turn, whatever "recoverable"
+			// says: Copilot CLI 1.0.102 marks a fatal HTTP 400 recoverable
+			// and then ends the session.
+			if firstNonEmpty(w.ErrorContextCamel, w.ErrorContext) == "tool_execution" {
+				ev.Ignore = true
+				return nil
 			}
+			ev.Reason = copilotErrorMessage(w.Error)
+			ev.SessionGone = SaysSessionGone(ev.Reason)
 			return nil
 		},
 		resume:    func(id string) []string { return []string{"copilot", "--resume=" + id} },
@@ -130,12 +114,7 @@ func copilot() adapter {
 			}
 			return filepath.Join(home, "session-state", id, "events.jsonl")
 		},
-		fresh: func(prompt string) []string {
-			if prompt == "" {
-				return []string{"copilot"}
-			}
-			return append([]string{"copilot"}, flagValue("-i", "--interactive", prompt)...)
-		},
+		fresh: freshWith("copilot", "-i", "--interactive"),
 	}
 }
 
@@ -158,25 +137,6 @@ func copilotErrorMessage(raw []byte) string {
 		message = inner
 	}
 	return firstNonEmpty(joinNonEmpty(name, message), "error occurred")
-}
-
-// copilotKind maps Copilot CLI's events, in both formats. userPromptSubmitted
-// may arrive before sessionStart. Tool, permission, subagent, notification
-// and compaction hooks are not turns.
-func copilotKind(native string) (state.Event, bool) {
-	switch native {
-	case "sessionStart", "SessionStart":
-		return state.EventSessionStart, true
-	case "userPromptSubmitted", "UserPromptSubmit":
-		return state.EventTurnStart, true
-	case "agentStop", "Stop":
-		return state.EventTurnEnd, true
-	case "sessionEnd", "SessionEnd":
-		return state.EventSessionEnd, true
-	case "errorOccurred", "ErrorOccurred":
-		return state.EventError, true
-	}
-	return "", false
 }
 
 // copilotCancelled tells the entry Copilot CLI 1.0.102 writes into

@@ -52,46 +52,28 @@ func cursor() adapter {
 	const name = "cursor"
 	return adapter{
 		info:   Info{Name: name, Display: "Cursor", Binary: "cursor-agent"},
-		tracks: func(native string) bool { _, ok := cursorKind(native); return ok },
+		events: cursorEvents,
 		parse: func(ev *Event, payload []byte, _ *waitFields) error {
 			var w cursorWire
 			if err := decode(payload, w.fields()); err != nil {
 				return err
 			}
-			id := firstNonEmpty(w.ConversationID, w.SessionID)
 			if err := w.foreign.check(name); err != nil {
 				return err
 			}
-			if w.HookEventName != "" {
-				ev.Native = w.HookEventName
+			cwd := w.Cwd
+			if cwd == "" && len(w.WorkspaceRoots) > 0 {
+				cwd = w.WorkspaceRoots[0]
 			}
-			ev.SessionID = id
-			ev.Cwd = w.Cwd
-			if ev.Cwd == "" && len(w.WorkspaceRoots) > 0 {
-				ev.Cwd = w.WorkspaceRoots[0]
-			}
-			ev.TranscriptPath = w.TranscriptPath
-			ev.Model = w.Model
-			ev.Key = w.GenerationID
-			kind, ok := cursorKind(ev.Native)
-			if !ok {
-				return nil
-			}
-			ev.Kind = kind
-			switch kind {
-			case state.EventTurnStart:
-				ev.Prompt = w.Prompt
-			case state.EventTurnEnd:
-				if w.Status == "error" {
-					ev.Kind = state.EventError
-					ev.Reason = "agent loop ended with an error"
-				}
-			case state.EventSessionEnd:
-				ev.Reason = w.Reason
-				if w.ErrorMessage != "" {
-					ev.Reason = fmt.Sprintf("%s: %s", firstNonEmpty(w.Reason, "error"), w.ErrorMessage)
-					ev.SessionGone = SaysSessionGone(w.ErrorMessage)
-				}
+			kind, _ := ev.record(cursorEvents, said{native: w.HookEventName, session: firstNonEmpty(w.ConversationID, w.SessionID),
+				cwd: cwd, transcript: w.TranscriptPath, model: w.Model, key: w.GenerationID, prompt: w.Prompt, reason: w.Reason})
+			switch {
+			case kind == state.EventTurnEnd && w.Status == "error":
+				ev.Kind = state.EventError
+				ev.Reason = "agent loop ended with an error"
+			case kind == state.EventSessionEnd && w.ErrorMessage != "":
+				ev.Reason = fmt.Sprintf("%s: %s", firstNonEmpty(w.Reason, "error"), w.ErrorMessage)
+				ev.SessionGone = SaysSessionGone(w.ErrorMessage)
 			}
 			return nil
 		},
@@ -99,7 +81,7 @@ func cursor() adapter {
 			return fmt.Sprintf("open the project in Cursor and continue conversation %s from the chat history; "+
 				"a conversation started by the Cursor CLI resumes with `cursor-agent --resume %s`", id, id)
 		},
-		fresh: func(prompt string) []string { return append([]string{"cursor-agent"}, positional(prompt)...) },
+		fresh: freshWith("cursor-agent", "", ""),
 		respond: func(ev Event) []byte {
 			if ev.Native == "beforeSubmitPrompt" {
 				// Cursor waits for a verdict on the prompt: let it through.
@@ -108,20 +90,4 @@ func cursor() adapter {
 			return nil
 		},
 	}
-}
-
-// cursorKind maps Cursor's events. Tool, file, shell, MCP, subagent,
-// response and thought hooks are not turns.
-func cursorKind(native string) (state.Event, bool) {
-	switch native {
-	case "sessionStart":
-		return state.EventSessionStart, true
-	case "beforeSubmitPrompt":
-		return state.EventTurnStart, true
-	case "stop":
-		return state.EventTurnEnd, true
-	case "sessionEnd":
-		return state.EventSessionEnd, true
-	}
-	return "", false
 }

@@ -1,10 +1,11 @@
 // Package agent turns a coding agent's hook payload into a tether event.
 //
 // One adapter per agent (Claude Code, Gemini CLI, Codex, Cursor, Copilot CLI,
-// OpenCode) reads the payload the agent documents for its hooks (for
-// OpenCode, which has plugins instead, the payload of tether's own plugin)
-// and maps the agent's own event names onto state's events: session-start, turn-start, turn-end,
-// session-end and error, and the signals that the agent waits for its user
+// OpenCode, Factory's Droid, Pi, Qwen Code) reads the payload the agent
+// documents for its hooks (for OpenCode and Pi, which have plugins
+// instead, the payload of tether's own plugin or extension) and maps the
+// agent's own event names onto state's events: session-start, turn-start,
+// turn-end, session-end and error, and the signals that the agent waits for its user
 // (wait, wait-input) or that a wait is over (wait-over), with what it waits
 // for (Event.Wait): one table per agent (waits.go), one entry per event.
 // Everything else an agent reports (tool calls that ask nothing, subagents'
@@ -16,7 +17,8 @@
 //     ID is valid for the store and the event is either one tether tracks or
 //     marked Ignore.
 //   - Event.OwnerPID is the agent's PID when the payload carries it
-//     (OpenCode's plugin: the process may exit before its hook runs); like
+//     (OpenCode's plugin, Pi's extension: the process may exit before its
+//     hook runs); like
 //     Info.OwnerEnv it is only a hint, which the hook checks.
 //   - Parse decodes the payload once, without reflection, and does no I/O;
 //     it is cheap enough for the hook's hot path. Event.Key names the event
@@ -31,6 +33,17 @@
 //     session end, read in the same pass, a model error that ended the
 //     turn, for an agent that may kill the hook that would say so (Claude
 //     Code's StopFailure, as it exits).
+//   - An agent is mostly data (table.go): its event table, where its
+//     payload keeps what tether reads (read into one said), its resume and
+//     fresh commands, its transcript home (transcriptHomes), its transcript
+//     readers and its wait signals; its adapter's parse holds only what the
+//     agent does differently (Codex's notify, Copilot CLI's failed tool
+//     calls, Droid's PreToolUse, Qwen Code's and Droid's idle_prompt, ...).
+//   - StartTurnFromTranscript records a turn the agent ran without
+//     announcing it (`droid exec` fires no UserPromptSubmit), from the last
+//     prompt of its transcript with no end after it, the turn's slice
+//     starting at that prompt's line; TurnFailure reads the error of a
+//     failed turn for an agent whose turn end does not say (Droid's Stop).
 //   - TurnWrites reads, for the sweep, which files a turn's own tool calls
 //     wrote, from the agent's transcript between two offsets, one reader per
 //     adapter (its writes field): Claude Code's Write, Edit, MultiEdit and

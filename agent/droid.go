@@ -18,38 +18,20 @@ import (
 // failed model call fires Stop like any end: the transcript says it
 // failed. /quit fires SessionEnd twice; the second finds the session ended.
 func droid() adapter {
-	const name = "droid"
 	return adapter{
-		info: Info{Name: name, Display: "Droid", Binary: "droid"},
-		tracks: func(native string) bool {
-			_, ok := snakeKind(native)
-			return ok
-		},
-		parse: func(ev *Event, payload []byte, wf *waitFields) error {
-			w, err := decodeSnake(name, ev, payload, wf)
-			if err != nil {
-				return err
-			}
-			switch ev.Native {
-			case "PreToolUse":
+		info:   Info{Name: "droid", Display: "Droid", Binary: "droid"},
+		events: claudeEvents,
+		parse: snakeParse("droid", claudeEvents, func(ev *Event, payload []byte) bool {
+			if ev.Native == "PreToolUse" {
 				// A turn runs: one the hook heard of, or one `droid exec`
 				// never announced.
 				ev.Kind, ev.Unannounced = state.EventTurnStart, true
-				return nil
-			case "Notification":
-				var typ string
-				if decode(payload, []wireField{{name: "notification_type", str: &typ}}) == nil && typ == "idle_prompt" {
-					ev.Kind = state.EventTurnEnd
-				} else {
-					ev.Ignore = true
-				}
-				return nil
+				return true
 			}
-			mapSnake(ev, w, payload, snakeKind)
-			return nil
-		},
-		resume:       func(id string) []string { return append([]string{"droid"}, flagValue("--resume", "--resume", id)...) },
-		fresh:        func(prompt string) []string { return append([]string{"droid"}, positional(prompt)...) },
+			return endsAtIdlePrompt(ev, payload)
+		}),
+		resume:       resumeWith("droid", "", "--resume", "--resume"),
+		fresh:        freshWith("droid", "", ""),
 		turns:        droidTurns,
 		cancelled:    droidCancelled,
 		failure:      droidFailure,

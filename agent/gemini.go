@@ -1,10 +1,6 @@
 package agent
 
-import (
-	"bytes"
-
-	"github.com/tetherdev/tether/state"
-)
+import "bytes"
 
 // gemini is Gemini CLI's hook protocol: JSON on stdin with the same base
 // fields as Claude Code (session_id, transcript_path, cwd, hook_event_name),
@@ -14,59 +10,14 @@ import (
 func gemini() adapter {
 	const name = "gemini"
 	return adapter{
-		info:   Info{Name: name, Display: "Gemini CLI", Binary: "gemini", QuietStderr: true},
-		tracks: func(native string) bool { _, ok := geminiKind(native); return ok },
-		waits:  geminiWaits,
-		parse: func(ev *Event, payload []byte, wf *waitFields) error {
-			w, err := decodeSnake(name, ev, payload, wf)
-			if err != nil {
-				return err
-			}
-			kind, ok := geminiKind(ev.Native)
-			switch {
-			case !ok:
-				return nil
-			case w.AgentID != "":
-				ev.Ignore = true
-				return nil
-			}
-			ev.Kind = kind
-			switch kind {
-			case state.EventSessionStart:
-				ev.Source = firstNonEmpty(w.Source, w.Trigger)
-			case state.EventTurnStart:
-				ev.Prompt = w.Prompt
-			case state.EventSessionEnd:
-				ev.Reason = firstNonEmpty(w.Reason, w.Trigger)
-			}
-			return nil
-		},
+		info:      Info{Name: name, Display: "Gemini CLI", Binary: "gemini", QuietStderr: true},
+		events:    geminiEvents,
+		waits:     geminiWaits,
+		parse:     snakeParse(name, geminiEvents, nil),
 		cancelled: geminiCancelled,
-		resume:    func(id string) []string { return append([]string{"gemini"}, flagValue("--resume", "--resume", id)...) },
-		fresh: func(prompt string) []string {
-			if prompt == "" {
-				return []string{"gemini"}
-			}
-			return append([]string{"gemini"}, flagValue("-i", "--prompt-interactive", prompt)...)
-		},
+		resume:    resumeWith("gemini", "", "--resume", "--resume"),
+		fresh:     freshWith("gemini", "-i", "--prompt-interactive"),
 	}
-}
-
-// geminiKind maps Gemini CLI's events. BeforeAgent fires once the user has
-// submitted a prompt and AfterAgent once the turn's final answer is out;
-// tool, model, notification and compression hooks are not turns.
-func geminiKind(native string) (state.Event, bool) {
-	switch native {
-	case "SessionStart":
-		return state.EventSessionStart, true
-	case "BeforeAgent":
-		return state.EventTurnStart, true
-	case "AfterAgent":
-		return state.EventTurnEnd, true
-	case "SessionEnd":
-		return state.EventSessionEnd, true
-	}
-	return "", false
 }
 
 // geminiCancelled tells the entry Gemini CLI 0.61 writes into its chat

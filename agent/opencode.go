@@ -56,7 +56,7 @@ func opencode() adapter {
 	const name = "opencode"
 	return adapter{
 		info:   Info{Name: name, Display: "OpenCode", OwnerEnv: "OPENCODE_PID", Binary: "opencode", Database: true},
-		tracks: func(native string) bool { _, ok := opencodeKind(native); return ok },
+		events: pluginEvents,
 		waits:  opencodeWaits,
 		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w opencodeWire
@@ -66,29 +66,16 @@ func opencode() adapter {
 			if err := w.foreign.check(name); err != nil {
 				return err
 			}
-			if w.HookEventName != "" {
-				ev.Native = w.HookEventName
-			}
-			ev.SessionID = w.SessionID
-			ev.Cwd = w.Cwd
-			ev.OwnerPID = opencodePID(w.OpencodePID)
+			ev.OwnerPID = payloadPID(w.OpencodePID)
 			*wf = waitFields{Request: stringOf(w.RequestID), Permission: stringOf(w.Permission), Patterns: w.Patterns,
 				Questions: w.Questions, At: w.At, Cwd: w.Cwd}
-			kind, ok := opencodeKind(ev.Native)
-			if !ok {
-				return nil
-			}
-			ev.Kind = kind
-			switch kind {
-			case state.EventSessionStart:
-				ev.Source = w.Source
+			switch kind, _ := ev.record(pluginEvents, said{native: w.HookEventName, session: w.SessionID, cwd: w.Cwd,
+				source: w.Source, prompt: w.Prompt, reason: w.Reason}); kind {
 			case state.EventTurnStart:
-				ev.Prompt = w.Prompt
 				ev.Key = w.MessageID
 			case state.EventSessionEnd:
 				// session.deleted: the session is gone from OpenCode's
 				// database, and with it any way to resume it.
-				ev.Reason = w.Reason
 				ev.SessionGone = true
 			case state.EventError:
 				errName, message := opencodeError(w.Error)
@@ -103,36 +90,15 @@ func opencode() adapter {
 			}
 			return nil
 		},
-		resume: func(id string) []string { return append([]string{"opencode"}, flagValue("-s", "--session", id)...) },
-		fresh: func(prompt string) []string {
-			if prompt == "" {
-				return []string{"opencode"}
-			}
-			return append([]string{"opencode"}, flagValue("--prompt", "--prompt", prompt)...)
-		},
+		resume: resumeWith("opencode", "", "-s", "--session"),
+		fresh:  freshWith("opencode", "--prompt", "--prompt"),
 	}
 }
 
-// opencodeKind maps the plugin's event names.
-func opencodeKind(native string) (state.Event, bool) {
-	switch native {
-	case "sessionStart":
-		return state.EventSessionStart, true
-	case "turnStart":
-		return state.EventTurnStart, true
-	case "turnEnd":
-		return state.EventTurnEnd, true
-	case "error":
-		return state.EventError, true
-	case "sessionEnd":
-		return state.EventSessionEnd, true
-	}
-	return "", false
-}
-
-// opencodePID reads the plugin's opencode_pid, a JSON number (a string of
-// digits is taken too); 0 when absent or not a PID.
-func opencodePID(raw []byte) int {
+// payloadPID reads the agent's PID a plugin passes (OpenCode's
+// opencode_pid, Pi's pi_pid), a JSON number (a string of digits is taken
+// too); 0 when absent or not a PID.
+func payloadPID(raw []byte) int {
 	pid, err := strconv.Atoi(rawText(raw))
 	if err != nil || pid <= 0 {
 		return 0

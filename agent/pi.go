@@ -44,7 +44,7 @@ func pi() adapter {
 	const name = "pi"
 	return adapter{
 		info:   Info{Name: name, Display: "Pi", Binary: "pi"},
-		tracks: func(native string) bool { _, ok := piKind(native); return ok },
+		events: pluginEvents,
 		parse: func(ev *Event, payload []byte, _ *waitFields) error {
 			var w piWire
 			if err := decode(payload, w.fields()); err != nil {
@@ -53,36 +53,15 @@ func pi() adapter {
 			if err := w.foreign.check(name); err != nil {
 				return err
 			}
-			if w.HookEventName != "" {
-				ev.Native = w.HookEventName
-			}
-			ev.SessionID = w.SessionID
-			ev.Cwd = w.Cwd
-			ev.TranscriptPath = w.TranscriptPath
-			ev.OwnerPID = opencodePID(w.PiPID)
-			kind, ok := piKind(ev.Native)
-			if !ok {
-				return nil
-			}
-			ev.Kind = kind
-			switch kind {
-			case state.EventSessionStart:
-				ev.Source = w.Source
-			case state.EventTurnStart:
-				ev.Prompt = w.Prompt
-			case state.EventSessionEnd:
-				ev.Reason = w.Reason
-			case state.EventError:
+			ev.OwnerPID = payloadPID(w.PiPID)
+			if kind, _ := ev.record(pluginEvents, said{native: w.HookEventName, session: w.SessionID, cwd: w.Cwd,
+				transcript: w.TranscriptPath, source: w.Source, prompt: w.Prompt, reason: w.Reason}); kind == state.EventError {
 				ev.Reason = firstNonEmpty(w.Error, "model call failed")
 				ev.SessionGone = SaysSessionGone(ev.Reason)
 			}
 			return nil
 		},
-		resume: func(id string) []string { return append([]string{"pi"}, flagValue("--session", "--session", id)...) },
-		fresh:  func(prompt string) []string { return append([]string{"pi"}, positional(prompt)...) },
+		resume: resumeWith("pi", "", "--session", "--session"),
+		fresh:  freshWith("pi", "", ""),
 	}
 }
-
-// piKind maps the extension's event names (opencodeKind's, which the two
-// share).
-func piKind(native string) (state.Event, bool) { return opencodeKind(native) }

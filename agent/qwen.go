@@ -17,36 +17,31 @@ import (
 // under a second UserPromptSubmit with the same prompt_id and no prompt:
 // the same turn, which the hook's duplicate detection keeps as one.
 func qwen() adapter {
-	const name = "qwen"
 	return adapter{
-		info:   Info{Name: name, Display: "Qwen Code", Binary: "qwen"},
-		tracks: func(native string) bool { _, ok := snakeKind(native); return ok },
-		parse: func(ev *Event, payload []byte, wf *waitFields) error {
-			w, err := decodeSnake(name, ev, payload, wf)
-			if err != nil {
-				return err
-			}
-			if ev.Native == "Notification" {
-				var typ string
-				if decode(payload, []wireField{{name: "notification_type", str: &typ}}) == nil && typ == "idle_prompt" {
-					ev.Kind = state.EventTurnEnd
-				} else {
-					ev.Ignore = true
-				}
-				return nil
-			}
-			mapSnake(ev, w, payload, snakeKind)
-			return nil
-		},
-		resume: func(id string) []string { return append([]string{"qwen"}, flagValue("--resume", "--resume", id)...) },
-		fresh: func(prompt string) []string {
-			if prompt == "" {
-				return []string{"qwen"}
-			}
-			return append([]string{"qwen"}, flagValue("-i", "--prompt-interactive", prompt)...)
-		},
+		info:    Info{Name: "qwen", Display: "Qwen Code", Binary: "qwen"},
+		events:  claudeEvents,
+		parse:   snakeParse("qwen", claudeEvents, endsAtIdlePrompt),
+		resume:  resumeWith("qwen", "", "--resume", "--resume"),
+		fresh:   freshWith("qwen", "-i", "--prompt-interactive"),
 		failure: qwenFailure,
 	}
+}
+
+// endsAtIdlePrompt takes a Notification: of type idle_prompt it ends the
+// running turn (Qwen Code and Droid send it as they are back at their
+// prompt, after an Esc too, which fires no Stop); of any other type it is
+// nothing.
+func endsAtIdlePrompt(ev *Event, payload []byte) bool {
+	if ev.Native != "Notification" {
+		return false
+	}
+	var typ string
+	if decode(payload, []wireField{{name: "notification_type", str: &typ}}) == nil && typ == "idle_prompt" {
+		ev.Kind = state.EventTurnEnd
+	} else {
+		ev.Ignore = true
+	}
+	return true
 }
 
 // qwenFailure reads one line of a Qwen Code transcript: ok when it is a

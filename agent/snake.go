@@ -1,5 +1,7 @@
 package agent
 
+import "github.com/tetherdev/tether/state"
+
 // snakeWire is the payload shape Claude Code, Gemini CLI and Codex share:
 // snake_case keys, the event in hook_event_name. Only the fields tether
 // reads are declared; the decoder skips the rest (tool inputs, responses)
@@ -54,33 +56,61 @@ func (w *snakeWire) fields() []wireField {
 	}, w.foreign.fields()...)
 }
 
-// decodeSnake decodes a snake_case payload and fills ev's common fields
-// and wf from it.
-func decodeSnake(self string, ev *Event, payload []byte, wf *waitFields) (snakeWire, error) {
-	var w snakeWire
-	if err := decode(payload, w.fields()); err != nil {
-		return w, err
+// snakeParse is the parse of an agent that speaks Claude Code's protocol
+// with the events of t. differs, when not nil, takes the events the agent
+// sends differently (true: it took this one).
+func snakeParse(self string, t eventTable, differs func(ev *Event, payload []byte) bool) func(*Event, []byte, *waitFields) error {
+	return func(ev *Event, payload []byte, wf *waitFields) error {
+		var w snakeWire
+		if err := decode(payload, w.fields()); err != nil {
+			return err
+		}
+		if err := w.fill(self, wf); err != nil {
+			return err
+		}
+		if differs != nil {
+			ev.record(nil, w.said())
+			if differs(ev, payload) {
+				return nil
+			}
+		}
+		w.apply(ev, payload, t)
+		return nil
 	}
-	return w, w.fill(self, ev, wf)
 }
 
-// fill copies the common fields into ev and what it says of a wait into
-// wf, after refusing another agent's payload.
-func (w *snakeWire) fill(self string, ev *Event, wf *waitFields) error {
+// fill reads what the payload says of a wait into wf, after refusing
+// another agent's payload.
+func (w *snakeWire) fill(self string, wf *waitFields) error {
 	if err := w.foreign.check(self); err != nil {
 		return err
 	}
 	*wf = waitFields{Tool: stringOf(w.ToolName), Input: w.ToolInput, Type: stringOf(w.NotificationType),
 		Message: stringOf(w.Message), Title: stringOf(w.Title), Details: w.Details, Cwd: w.Cwd}
-	if w.HookEventName != "" {
-		ev.Native = w.HookEventName
-	}
-	ev.SessionID = w.SessionID
-	ev.Cwd = w.Cwd
-	ev.TranscriptPath = w.TranscriptPath
-	ev.Model = w.Model
-	ev.Key = firstNonEmpty(w.TurnID, w.PromptID, rawText(w.Timestamp))
 	return nil
+}
+
+// said is what the payload says of its event: a session end's reason (or
+// an older Gemini CLI's trigger); its key, Codex's turn_id, Claude Code's
+// and Qwen Code's prompt_id, Gemini CLI's timestamp.
+func (w *snakeWire) said() said {
+	return said{native: w.HookEventName, session: w.SessionID, cwd: w.Cwd, transcript: w.TranscriptPath, model: w.Model,
+		key: firstNonEmpty(w.TurnID, w.PromptID, rawText(w.Timestamp)), source: firstNonEmpty(w.Source, w.Trigger),
+		prompt: w.Prompt, reason: firstNonEmpty(w.Reason, w.Trigger)}
+}
+
+// apply records the event as t maps it: one fired inside a subagent is not
+// a turn of the main session; a StopFailure's reason is its error.
+func (w *snakeWire) apply(ev *Event, payload []byte, t eventTable) {
+	kind, ok := ev.record(t, w.said())
+	switch {
+	case !ok:
+	case w.AgentID != "":
+		ev.Ignore, ev.Source, ev.Prompt, ev.Reason = true, "", "", ""
+	case kind == state.EventError:
+		ev.Reason = stopFailureReason(*w, payload)
+		ev.SessionGone = SaysSessionGone(ev.Reason)
+	}
 }
 
 // stopFailureReason is the message of a Claude Code or Codex StopFailure:
