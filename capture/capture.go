@@ -156,19 +156,7 @@ func (w *Worktree) seed(index string) (bool, error) {
 		return false, fmt.Errorf("capture: read the index: %w", err)
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(index), ".seed-")
-	if err != nil {
-		return false, fmt.Errorf("capture: %w", err)
-	}
-	_, err = io.Copy(tmp, src)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), index)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := replaceFile(index, src); err != nil {
 		return false, fmt.Errorf("capture: seed the index: %w", err)
 	}
 	return true, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +141,7 @@ func (w *Worktree) excludes() (file string, patterns []string, err error) {
 	return file, patterns, nil
 }
 
-// writeIfChanged writes data to file unless it holds it already, through
-// a temporary file renamed into place so a reader never sees half of it.
+// writeIfChanged writes data to file unless it holds it already.
 func writeIfChanged(file string, data []byte) error {
 	if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, data) {
 		return nil
@@ -149,11 +149,17 @@ func writeIfChanged(file string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
+	return replaceFile(file, bytes.NewReader(data))
+}
+
+// replaceFile writes what src holds to file through a temporary file
+// renamed into place, so that a reader never sees half of it.
+func replaceFile(file string, src io.Reader) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	_, err = io.Copy(tmp, src)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -3,7 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -116,21 +115,11 @@ func (s *Store) spoolInto(root *tree, dir, name string, event []byte) error {
 // spooled lists the names of the session's spooled events, oldest
 // first; none when it has no spool directory.
 func spooled(root *tree, id string) ([]string, error) {
-	d, err := root.Open(spoolPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := readDirNames(root, spoolPath(id))
 	if err != nil {
 		return nil, fmt.Errorf("read spool of %s: %w", id, err)
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read spool of %s: %w", id, err)
-	}
-	names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasSuffix(n, spoolExt) || strings.HasPrefix(n, ".") })
-	slices.Sort(names)
-	return names, nil
+	return slices.DeleteFunc(names, func(n string) bool { return !strings.HasSuffix(n, spoolExt) || strings.HasPrefix(n, ".") }), nil
 }
 
 // spoolRun is what applying a session's spool did.
@@ -261,21 +250,11 @@ func (s *Store) foldSpool(root *tree, sess *Session, tail []TurnRecord) {
 
 // spoolIDs lists the sessions that have events in the spool.
 func spoolIDs(root *tree) ([]string, error) {
-	d, err := root.Open(spoolDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := readDirNames(root, spoolDir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", spoolDir, err)
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("list %s: %w", spoolDir, err)
-	}
-	names = slices.DeleteFunc(names, func(n string) bool { return ValidateID(n) != nil })
-	slices.Sort(names)
-	return names, nil
+	return slices.DeleteFunc(names, func(n string) bool { return ValidateID(n) != nil }), nil
 }
 
 // pendingSpool lists the loaded session's spooled events not applied yet.

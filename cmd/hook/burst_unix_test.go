@@ -42,26 +42,7 @@ func burstAgent(spec string) int {
 	fire := func(payload map[string]any) error {
 		payload["session_id"], payload["transcript_path"], payload["cwd"] = id, transcript, dir
 		b, _ := json.Marshal(payload)
-		// The payload waits in the pipe, written and closed, as the
-		// agent writes it: no copying goroutine of ours to schedule.
-		rd, wr, err := os.Pipe()
-		if err != nil {
-			return err
-		}
-		_, err = wr.Write(b)
-		wr.Close()
-		if err != nil {
-			rd.Close()
-			return err
-		}
-		cmd := exec.Command("/bin/sh", "-c", hook+" claude-code")
-		cmd.Dir, cmd.Stdin = dir, rd
-		out, err := cmd.CombinedOutput()
-		rd.Close()
-		if err != nil || len(out) > 0 {
-			return fmt.Errorf("hook: %v %s", err, out)
-		}
-		return nil
+		return agentRunsHook(dir, hook+" claude-code", b)
 	}
 	var wg sync.WaitGroup
 	var failed atomic.Int32
@@ -226,4 +207,28 @@ func checkEachOnce(t *testing.T, where string, prompts []string, n int) {
 	if !slices.Equal(prompts, want) {
 		t.Errorf("%s holds %d turn prompts, want each of the %d once: %q", where, len(prompts), n, prompts)
 	}
+}
+
+// agentRunsHook runs a hook command through /bin/sh -c in dir, as the
+// agents run theirs, its payload waiting in the pipe, written and closed
+// as the agent writes it (no goroutine of ours to copy it); a hook that
+// fails or says anything is an error.
+func agentRunsHook(dir, command string, payload []byte) error {
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	_, err = wr.Write(payload)
+	wr.Close()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir, cmd.Stdin = dir, rd
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(out) > 0 {
+		return fmt.Errorf("hook: %v %s", err, out)
+	}
+	return nil
 }

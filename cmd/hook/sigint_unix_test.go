@@ -23,7 +23,7 @@ import (
 // replayAgentEnv makes the test binary the agent of TestSIGINTOneRecord:
 // it does what it reads on stdin, a line at a time, and says "ok" (or
 // what failed) on stdout: "hook FILE ARGS..." runs its hook (tether-hook
-// ARGS) through /bin/sh -c with FILE as the payload, "append SRC DST" appends SRC to DST (a
+// ARGS) with FILE as the payload, "append SRC DST" appends SRC to DST (a
 // transcript write), "exit" exits.
 const replayAgentEnv = "TETHER_HOOK_TEST_REPLAY_AGENT"
 
@@ -43,15 +43,9 @@ func replayAgent(hook string) int {
 		case "exit":
 			return 0
 		case "hook":
-			var payload *os.File
-			if payload, err = os.Open(f[1]); err == nil {
-				cmd := exec.Command("/bin/sh", "-c", hook+" "+strings.Join(f[2:], " "))
-				cmd.Stdin = payload
-				var out []byte
-				if out, err = cmd.CombinedOutput(); err == nil && len(out) > 0 {
-					err = fmt.Errorf("%s", out)
-				}
-				payload.Close()
+			var payload []byte
+			if payload, err = os.ReadFile(f[1]); err == nil {
+				err = agentRunsHook(".", hook+" "+strings.Join(f[2:], " "), payload)
 			}
 		case "append":
 			var b []byte
