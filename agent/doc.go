@@ -47,9 +47,10 @@
 //   - TurnWrites reads, for the sweep, which files a turn's own tool calls
 //     wrote, from the agent's transcript between two offsets, one reader per
 //     adapter (its writes field): Claude Code's Write, Edit, MultiEdit and
-//     NotebookEdit calls, and whether a tool that may write anything ran (a
-//     shell). An agent without a reader (the others, for now) cannot tell,
-//     and says so: its turns are credited from the captures.
+//     NotebookEdit calls, Droid's, Pi's and Qwen Code's file tools (a
+//     toolCalls table each), and whether a tool that may write anything ran
+//     (a shell). An agent without a reader (the others, for now) cannot
+//     tell, and says so: its turns are credited from the captures.
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //     ReviewerAnswers reads, bounded and never blocking, whether the
 //     agent's own automatic reviewer answers its permission requests rather

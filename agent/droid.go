@@ -36,6 +36,7 @@ func droid() adapter {
 		cancelled:    droidCancelled,
 		failure:      droidFailure,
 		stopFailures: true,
+		writes:       droidTools.writes,
 	}
 }
 

@@ -63,5 +63,6 @@ func pi() adapter {
 		},
 		resume: resumeWith("pi", "", "--session", "--session"),
 		fresh:  freshWith("pi", "", ""),
+		writes: piTools.writes,
 	}
 }

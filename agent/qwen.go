@@ -24,6 +24,7 @@ func qwen() adapter {
 		resume:  resumeWith("qwen", "", "--resume", "--resume"),
 		fresh:   freshWith("qwen", "-i", "--prompt-interactive"),
 		failure: qwenFailure,
+		writes:  qwenTools.writes,
 	}
 }
 

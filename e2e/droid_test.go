@@ -75,16 +75,6 @@ func droidExec(r *repo, prompt string, extra ...string) *proc {
 	return r.start("droid", append(args, prompt)...)
 }
 
-// droidOnly is the one session of the repository.
-func droidOnly(r *repo, sweepFirst bool) sweep.Row {
-	r.t.Helper()
-	ss := r.sessions(sweepFirst)
-	if len(ss) != 1 || ss[0].Agent != "droid" {
-		r.t.Fatalf("sessions %+v, want one of droid", ss)
-	}
-	return ss[0]
-}
-
 // `droid exec` fires no UserPromptSubmit: its turns are recorded all the
 // same, with their prompts, owned by the droid process; a failed model
 // call is the turn's error; a written file, committed, is linked to the
@@ -97,7 +87,7 @@ func TestDroidExec(t *testing.T) {
 	if err := p.wait(droidWait); err != nil || !strings.Contains(p.output(), `"result":"done."`) || !mock.Saw("say hello") {
 		t.Fatalf("droid exec did not answer through the mock: %v\n%s", err, p.output())
 	}
-	s := droidOnly(r, false)
+	s := r.only("droid", false)
 	if s.Phase != "ended" || s.EndReason != "session-end" || s.Interrupted || s.Turns != 1 || s.LastPrompt != "say hello" || !s.Resumable {
 		t.Fatalf("after a plain turn: %+v", s)
 	}
@@ -170,7 +160,7 @@ func TestDroidExecKill9(t *testing.T) {
 	p := droidHeld(r, mock)
 	signal(t, p.Cmd.Process.Pid, syscall.SIGKILL)
 	p.wait(droidWait)
-	s := droidOnly(r, true)
+	s := r.only("droid", true)
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || s.Turns != 1 || s.LastPrompt != "wait [[hold]]" || !s.Resumable {
 		t.Fatalf("after kill -9 and a sweep: %+v", s)
 	}
@@ -180,7 +170,7 @@ func TestDroidExecKill9(t *testing.T) {
 	if err := droidExec(r, "carry on", "-s", s.ID).wait(droidWait); err != nil {
 		t.Fatal(err)
 	}
-	s = droidOnly(r, false)
+	s = r.only("droid", false)
 	if s.Turns != 2 || s.LastPrompt != "carry on" || s.Phase != "ended" || s.EndReason != "session-end" || s.Interrupted {
 		t.Fatalf("after droid exec -s: %+v, want the same session's 2nd turn", s)
 	}
@@ -195,7 +185,7 @@ func TestDroidExecSIGINT(t *testing.T) {
 	p := droidHeld(r, mock)
 	signal(t, p.Cmd.Process.Pid, syscall.SIGINT)
 	p.wait(droidWait)
-	s := droidOnly(r, false) // what the hooks recorded
+	s := r.only("droid", false) // what the hooks recorded
 	if s.Phase != "ended" || s.EndReason != "interrupted" || !s.Interrupted || s.Turns != 1 || s.EndNote != "droid: prompt_input_exit" {
 		t.Fatalf("after SIGINT: %+v", s)
 	}

@@ -285,6 +285,17 @@ func (r *repo) waitSession(what string, timeout time.Duration, cond func(sweep.R
 	return found
 }
 
+// only is the one session of the repository, which agentName recorded;
+// with sweepFirst the status runs the sweep.
+func (r *repo) only(agentName string, sweepFirst bool) sweep.Row {
+	r.t.Helper()
+	ss := r.sessions(sweepFirst)
+	if len(ss) != 1 || ss[0].Agent != agentName {
+		r.t.Fatalf("sessions %+v, want one of %s", ss, agentName)
+	}
+	return ss[0]
+}
+
 // sessionByID is the session id among rows.
 func sessionByID(t *testing.T, rows []sweep.Row, id string) sweep.Row {
 	t.Helper()

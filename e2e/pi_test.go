@@ -63,12 +63,8 @@ func TestPiPrint(t *testing.T) {
 	if err := p.wait(piWait); err != nil || !strings.Contains(p.output(), mockllm.Reply) || !mock.Saw("say hello") {
 		t.Fatalf("pi did not answer through the mock: %v\n%s", err, p.output())
 	}
-	ss := r.sessions(false)
-	if len(ss) != 1 {
-		t.Fatalf("sessions %+v", ss)
-	}
-	s := ss[0]
-	if s.Agent != "pi" || s.Phase != "ended" || s.EndReason != "session-end" || s.EndNote != "pi: quit" || s.Interrupted ||
+	s := r.only("pi", false)
+	if s.Phase != "ended" || s.EndReason != "session-end" || s.EndNote != "pi: quit" || s.Interrupted ||
 		s.Turns != 1 || s.LastPrompt != "say hello" || !s.Resumable {
 		t.Fatalf("after a turn: %+v", s)
 	}

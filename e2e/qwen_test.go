@@ -78,16 +78,6 @@ func qwenAgent(t *testing.T, root int) int {
 	return agent
 }
 
-// qwenOnly is the one session of the repository.
-func qwenOnly(r *repo, sweepFirst bool) sweep.Row {
-	r.t.Helper()
-	ss := r.sessions(sweepFirst)
-	if len(ss) != 1 || ss[0].Agent != "qwen" {
-		r.t.Fatalf("sessions %+v, want one of qwen", ss)
-	}
-	return ss[0]
-}
-
 // Headless runs fire no SessionEnd: a turn, owned by the agent's process,
 // ends as its owner exits; a failed model call fires no hook at all, and
 // the transcript says why the turn ended; a written file, committed, is
@@ -106,7 +96,7 @@ func TestQwenHeadless(t *testing.T) {
 		t.Fatalf("qwen did not answer through the mock: %v\n%s", err, p.output())
 	}
 	waitGone(t, agent, qwenWait)
-	s = qwenOnly(r, true)
+	s = r.only("qwen", true)
 	if s.Phase != "ended" || s.EndReason != "owner-exited" || s.Interrupted || s.Turns != 1 || s.LastPrompt != "say hello" || !s.Resumable {
 		t.Fatalf("after a headless turn: %+v, want ended as its owner exited after a finished turn", s)
 	}

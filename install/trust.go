@@ -415,11 +415,26 @@ func (in *installer) geminiTrust() []Problem {
 		}
 	}
 	trustedPath := filepath.Join(home, "trustedFolders.json")
+	top := resolved(in.repo.top)
+	if trusted, p := trustedFolder(trustedPath, "Gemini CLI", top); trusted || p != nil {
+		return problems(p)
+	}
+	return []Problem{{
+		What: "Gemini CLI does not trust this folder, so it runs none of its hooks",
+		Detail: fmt.Sprintf("trusting a folder is your decision: choose \"Trust folder\" when Gemini CLI asks in %s, or add\n"+
+			"    %q: \"TRUST_FOLDER\"\nto %s.", top, top, trustedPath),
+	}}
+}
+
+// trustedFolder reads a trustedFolders.json of Gemini CLI's kind (Qwen
+// Code keeps one too) and applies its rules to dir (geminiTrusts); a file
+// it cannot read is a problem.
+func trustedFolder(path, display, dir string) (bool, *Problem) {
 	rules := map[string]string{}
-	if data, err := os.ReadFile(trustedPath); err == nil {
+	if data, err := os.ReadFile(path); err == nil {
 		doc, err := parseDocument(data)
 		if err != nil {
-			return []Problem{{What: "cannot read Gemini CLI's trusted folders", Detail: trustedPath + ": " + err.Error()}}
+			return false, &Problem{What: "cannot read " + display + "'s trusted folders", Detail: path + ": " + err.Error()}
 		}
 		for _, m := range doc.root.objectMembers() {
 			if v, ok := m.val.str(); ok {
@@ -427,15 +442,15 @@ func (in *installer) geminiTrust() []Problem {
 			}
 		}
 	}
-	top := resolved(in.repo.top)
-	if geminiTrusts(rules, top) {
+	return geminiTrusts(rules, dir), nil
+}
+
+// problems is p as a list: none for nil.
+func problems(p *Problem) []Problem {
+	if p == nil {
 		return nil
 	}
-	return []Problem{{
-		What: "Gemini CLI does not trust this folder, so it runs none of its hooks",
-		Detail: fmt.Sprintf("trusting a folder is your decision: choose \"Trust folder\" when Gemini CLI asks in %s, or add\n"+
-			"    %q: \"TRUST_FOLDER\"\nto %s.", top, top, trustedPath),
-	}}
+	return []Problem{*p}
 }
 
 // geminiTrusts applies Gemini CLI's trust rules to dir: the nearest rule
@@ -540,21 +555,9 @@ func (in *installer) qwenTrust() []Problem {
 		return nil
 	}
 	trustedPath := in.agentHome("QWEN_CODE_TRUSTED_FOLDERS_PATH", filepath.Join(".qwen", "trustedFolders.json"))
-	rules := map[string]string{}
-	if data, err := os.ReadFile(trustedPath); err == nil {
-		doc, err := parseDocument(data)
-		if err != nil {
-			return []Problem{{What: "cannot read Qwen Code's trusted folders", Detail: trustedPath + ": " + err.Error()}}
-		}
-		for _, m := range doc.root.objectMembers() {
-			if v, ok := m.val.str(); ok {
-				rules[m.key] = v
-			}
-		}
-	}
 	top := resolved(in.repo.top)
-	if geminiTrusts(rules, top) {
-		return nil
+	if trusted, p := trustedFolder(trustedPath, "Qwen Code", top); trusted || p != nil {
+		return problems(p)
 	}
 	return []Problem{{
 		What: "Qwen Code does not trust this folder, so it skips the repository's hooks",
