@@ -54,6 +54,8 @@ type Outcome struct {
 	CaptureAt   string
 	// OwnerErr: the owner could not be resolved.
 	OwnerErr error
+	// NewWait: a wait began (not a signal of one under way).
+	NewWait bool
 }
 
 // ownerErrPrefix marks a LastError left by a failed owner capture.
@@ -139,9 +141,11 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 		if w.Kind == state.WaitPermission && ReviewerAnswers(s.Agent, s.TranscriptRoot, s.TranscriptPath) {
 			return out, state.ErrNoChange // the agent's own reviewer answers it, not the user
 		}
+		before := s.Waiting
 		if !s.BeginWait(w) {
 			return out, state.ErrNoChange // the same wait, signalled again
 		}
+		out.NewWait = before == nil || !before.Since.Equal(s.Waiting.Since)
 	}
 	if act.EndWait && !s.EndWait(ev.Wait.Key) {
 		return out, state.ErrNoChange // another request's end
@@ -170,7 +174,11 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 			s.TranscriptPath, s.TranscriptRoot = p, root
 		}
 	}
-	s.LastHookAt = now
+	if !act.BeginWait && !act.EndWait {
+		// A wait's signals leave the state file as it is (its time is
+		// the wait's own): see state's waitfile.go.
+		s.LastHookAt = now
+	}
 
 	if act.Revive {
 		// A new life: nothing of the old ending, nor its last error.

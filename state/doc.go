@@ -64,6 +64,14 @@
 //     a signal that it is over, a turn's start or end, the session's end;
 //     never by a timer. Its signals add up (BeginWait): the same wait
 //     signalled again keeps its first time.
+//   - A wait is kept beside the state, in sessions/<id>.wait, written whole
+//     and renamed into place but never fsynced: a transaction that changes
+//     only the wait writes nothing else (no fsync at all), and a crash can
+//     lose a wait, never corrupt a state: the session then reads as it was
+//     before it (active, or idle at its prompt) until the agent's next
+//     signal. A wait file applies only to the turn and the phase it was
+//     written for; a stale or unreadable one is ignored, and goes at the
+//     session's next write.
 //
 // Store is safe for concurrent use by goroutines and by processes.
 package state

@@ -270,7 +270,11 @@ func (s *Session) HasPending() bool { return s.TurnLogSize > s.Condensed }
 // by the sweep (annotations, condensing) are not activity.
 func (s *Session) LastActivity() time.Time {
 	t := s.StartedAt
-	for _, u := range []time.Time{s.LastHookAt, s.LastTurnStartedAt, s.LastTurnEndedAt} {
+	var since time.Time
+	if s.Waiting != nil {
+		since = s.Waiting.Since
+	}
+	for _, u := range []time.Time{s.LastHookAt, s.LastTurnStartedAt, s.LastTurnEndedAt, since} {
 		if u.After(t) {
 			t = u
 		}

@@ -181,6 +181,9 @@ type loaded struct {
 	disk int64        // its turn_log_size as written, before the fold
 
 	spool []string // the session's spooled events (not folded: see applySpool)
+
+	wait     *waitRecord // its wait file as read (see waitfile.go), nil when none reads
+	waitFile bool        // a wait file exists, readable or not
 }
 
 // load reads both homes of a session. With repair (only under the session
@@ -229,6 +232,10 @@ func (s *Store) load(root *tree, id string, repair bool) (loaded, error) {
 	if l.sess != nil {
 		l.disk = l.sess.TurnLogSize
 		l.tail = s.replayTurns(root, l.sess, locLive, locEnded)
+		if l.from == locLive {
+			l.wait, l.waitFile = readWait(root, id)
+			overlayWait(l.sess, l.wait)
+		}
 	}
 	spool, err := spooled(root, id)
 	if err != nil {
@@ -660,7 +667,36 @@ func appendOnly(id string, l loaded, tx *Tx, logAt where) bool {
 	if err != nil {
 		return false
 	}
-	b, err := encodeSession(tx.Session)
+	b, err := encodeSession(tx.Session.stored())
+	return err == nil && bytes.Equal(a, b)
+}
+
+// waitOnly reports whether a transaction changed the session's wait
+// (waitfile.go) and nothing else: its state file, the records after it and
+// its spooled events say all the rest already, so the wait file is the
+// whole write. A state file an older build wrote a wait into is rewritten.
+func waitOnly(id string, l loaded, w *txWrite) bool {
+	tx := w.tx
+	if sameWait(waitOf(tx.Session), l.wait) {
+		return false // the wait is as it was: whatever changed is in the state
+	}
+	if !tx.Exists || len(tx.recs) > 0 || len(w.spool.applied)+len(w.spool.bad) > 0 || l.from != locLive || l.has[locEnded] ||
+		homeOf(tx.Session.Phase) != locLive {
+		return false
+	}
+	want, err := decodeSession(l.raw, id)
+	if err != nil || want.Phase == PhaseWaiting {
+		return false
+	}
+	for _, r := range l.tail {
+		applyTurn(want, r)
+	}
+	want.UpdatedAt, want.TurnLogSize = tx.Session.UpdatedAt, tx.Session.TurnLogSize
+	a, err := encodeSession(want)
+	if err != nil {
+		return false
+	}
+	b, err := encodeSession(tx.Session.stored())
 	return err == nil && bytes.Equal(a, b)
 }
 
@@ -686,6 +722,10 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 			continue
 		}
 		w.target = homeOf(sess.Phase)
+		if waitOnly(w.id, w.l, w) {
+			w.err = s.putWait(root, w.id, waitOf(sess), w.l.wait, w.l.waitFile, true)
+			continue
+		}
 		if appendOnly(w.id, w.l, w.tx, w.logAt) {
 			size, wait, err := s.appendLog(root, logPath(w.logAt, w.id), w.tx.turns, false)
 			if err == nil {
@@ -693,6 +733,7 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 			}
 			if w.err = err; err == nil {
 				sess.TurnLogSize = size
+				w.err = s.putWait(root, w.id, waitOf(sess), w.l.wait, w.l.waitFile, true)
 			}
 			continue
 		}
@@ -762,6 +803,13 @@ func (s *Store) commit(root *tree, ws []*txWrite) {
 		}
 		return other.dir(), nil
 	})
+	// The wait goes with the state that holds it (an ended session's is
+	// gone): no fsync, as every wait file.
+	for _, w := range grouped {
+		if w.err == nil {
+			w.err = s.putWait(root, w.id, waitOf(w.tx.Session), w.l.wait, w.l.waitFile, w.target == locLive)
+		}
+	}
 	// A live session, or a session ended just now (it is marked for
 	// condensing), is work for a sweep. The flag goes after the write: a
 	// sweep that cleared it before either saw this write or sees the flag.
@@ -845,7 +893,7 @@ func (s *Store) writeTemps(root *tree, ws []*txWrite) {
 // writeTemp writes and fsyncs the temporary file of one write's state.
 // Even when it fails the turn records' wait is kept: it closes their file.
 func (s *Store) writeTemp(root *tree, w *txWrite) {
-	data, err := encodeSession(w.tx.Session)
+	data, err := encodeSession(w.tx.Session.stored())
 	if err != nil {
 		w.err = errors.Join(fmt.Errorf("encode: %w", err), w.logSynced())
 		return
@@ -994,6 +1042,42 @@ func (s *Store) AnyEnded() (bool, error) {
 	}
 }
 
+// IDs lists the IDs of every session of the store, live and ended, from
+// the names in sessions/ and ended/ alone (no file is read): what a listing
+// abbreviates its IDs against, so that every abbreviation it shows names
+// one session of the store.
+func (s *Store) IDs() ([]string, error) {
+	root, err := s.openRoot(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list session IDs: %w", err)
+	}
+	var ids []string
+	for _, w := range []where{locLive, locEnded} {
+		d, err := root.Open(w.dir())
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list session IDs: %w", err)
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return nil, fmt.Errorf("list session IDs: %w", err)
+		}
+		for _, name := range names {
+			if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
 // list lists the sessions of home w; with limit > 0, only if w holds at
 // most limit files (else errOverLimit).
 func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
@@ -1084,6 +1168,8 @@ func (s *Store) list(w where, limit int) ([]*Session, []Warning, error) {
 			}
 			if w == locLive {
 				s.replayTurns(root, sess, locLive) // a live session's log is beside it: List reads none in ended/
+				rec, _ := readWait(root, id)
+				overlayWait(sess, rec)
 			}
 			out = append(out, sess)
 			continue
@@ -1178,6 +1264,10 @@ func (s *Store) quarantineOrphanedLogs(root *tree, id string, cause error) error
 			return err
 		}
 	}
+	// A wait is worth nothing without its state: it goes.
+	if err := root.Remove(waitPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	return nil
 }
 
@@ -1261,6 +1351,9 @@ func (s *Store) Remove(id string) error {
 	}
 	// The log first: a crash part-way leaves an ended state without a log,
 	// which reads as a session with no turns, never a log without owner.
+	if err := root.Remove(waitPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
 	for _, w := range []where{locLive, locEnded} {
 		for _, p := range []string{logPath(w, id), tempPath(w, id), statePath(w, id)} {
 			if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

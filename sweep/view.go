@@ -34,6 +34,9 @@ type Row struct {
 	Link           *RowLink  `json:"link,omitempty"`
 	// Waiting: what the agent waits for, while Phase is "waiting".
 	Waiting *RowWaiting `json:"waiting,omitempty"`
+	// Repo is the session's repository (its main work tree, or its git
+	// dir), in a listing of every repository (status --all-repos).
+	Repo string `json:"repo,omitempty"`
 }
 
 // RowWaiting is what a waiting session waits for (state.Wait): since the

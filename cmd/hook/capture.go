@@ -12,6 +12,7 @@ import (
 	"github.com/tetherdev/tether/agent"
 	"github.com/tetherdev/tether/capture"
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/detach"
 	"github.com/tetherdev/tether/state"
 )
 
@@ -49,7 +50,7 @@ func (h *hook) startCapture(st *state.Store, repo gitdir.Repo, session string, t
 	}
 	cmd := exec.Command(bin, "capture", session, strconv.Itoa(turn), at, boundary.Format(time.RFC3339Nano))
 	cmd.Dir = repo.WorkTree
-	if err := startDetached(cmd); err != nil {
+	if err := detach.Start(cmd); err != nil {
 		st.Logger().Warn("capture: start", state.LogKeySession, session, state.LogKeyError, err.Error())
 		return
 	}

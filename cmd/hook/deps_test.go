@@ -9,12 +9,13 @@ import (
 
 // TestDependencies enforces DESIGN.md's rule for the hook: the standard
 // library, golang.org/x/sys and tether's proclive, state, agent, gitdir,
-// capture and internal/jsontext packages, nothing else — on every platform
-// it is built for.
+// capture, internal/jsontext and internal/detach (standard library only,
+// which tether-sweep shares) packages, nothing else — on every platform it
+// is built for.
 func TestDependencies(t *testing.T) {
 	const module = "github.com/tetherdev/tether/"
 	allowed := func(pkg string) bool {
-		for _, p := range []string{"golang.org/x/sys", module + "proclive", module + "state", module + "agent", module + "gitdir", module + "capture", module + "internal/jsontext", module + "cmd/hook"} {
+		for _, p := range []string{"golang.org/x/sys", module + "proclive", module + "state", module + "agent", module + "gitdir", module + "capture", module + "internal/jsontext", module + "internal/detach", module + "cmd/hook"} {
 			if pkg == p || strings.HasPrefix(pkg, p+"/") {
 				return true
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/detach"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -102,7 +103,7 @@ func runBounded(cmd *exec.Cmd, wait time.Duration, stderr io.Writer) error {
 	defer out.Close()
 	os.Remove(out.Name()) // where the OS allows it while open: nothing left behind
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := startDetached(cmd); err != nil {
+	if err := detach.Start(cmd); err != nil {
 		os.Remove(out.Name())
 		return fmt.Errorf("run %s: %w", cmd.Path, err)
 	}

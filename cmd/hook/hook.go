@@ -180,9 +180,22 @@ func (h *hook) record() (agent.Event, error) {
 		return ev, err
 	}
 	if ev.Kind == state.EventSessionStart {
+		h.register(st, repo)
 		h.selfHeal(st, repo)
 	}
 	return ev, nil
+}
+
+// register names the store in the user's registry of stores (status
+// --all-repos) at a session's start: a stat, once it is there.
+func (h *hook) register(st *state.Store, repo gitdir.Repo) {
+	registry, err := state.RegistryDir(h.getenv)
+	if err == nil {
+		err = state.Register(registry, repo.CommonDir)
+	}
+	if err != nil {
+		st.Logger().Warn("register the store", state.LogKeyError, err.Error())
+	}
 }
 
 // readPayload takes the payload from stdin, bounded, or — for Codex's
@@ -317,20 +330,20 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 	}
 	env := &surroundings{h: h, st: st, ev: ev}
 	var out agent.Outcome
-	_, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
+	stored, err := st.MutateTx(ev.SessionID, func(tx *state.Tx) error {
 		var err error
 		out, err = agent.Apply(tx, call, env)
 		return err
 	})
 	spooled := false
 	if errors.Is(err, state.ErrLockTimeout) {
-		out, err = h.spool(st, call, env)
+		out, stored, err = h.spool(st, call, env)
 		spooled = err == nil
 	}
 	if err != nil {
 		return fmt.Errorf("record %s for session %s: %w", ev.Kind, ev.SessionID, err)
 	}
-	h.report(st, repo, call, out, spooled)
+	h.report(st, repo, call, out, stored, spooled)
 	return nil
 }
 
@@ -339,7 +352,7 @@ func (h *hook) apply(st *state.Store, repo gitdir.Repo, ev agent.Event) error {
 // size), to be applied by the session's next writer or reader. What the
 // event will do is read from the session as a reader sees it, spooled
 // events and all: the turn whose boundary it is, to capture.
-func (h *hook) spool(st *state.Store, call agent.Call, env *surroundings) (agent.Outcome, error) {
+func (h *hook) spool(st *state.Store, call agent.Call, env *surroundings) (agent.Outcome, *state.Session, error) {
 	cur, err := st.Load(call.Event.SessionID)
 	if err != nil && !errors.Is(err, state.ErrNotFound) {
 		cur = nil // the spooled call does not depend on it
@@ -347,26 +360,28 @@ func (h *hook) spool(st *state.Store, call agent.Call, env *surroundings) (agent
 	sp := agent.Spool(call, env, cur)
 	data, err := json.Marshal(sp)
 	if err != nil {
-		return agent.Outcome{}, err
+		return agent.Outcome{}, nil, err
 	}
 	var out agent.Outcome
-	if _, perr := st.Preview(call.Event.SessionID, func(tx *state.Tx) error {
+	preview, perr := st.Preview(call.Event.SessionID, func(tx *state.Tx) error {
 		out, err = agent.Apply(tx, call, sp)
 		return err
-	}); perr != nil {
-		out = agent.Outcome{} // no capture: the turn is not known
+	})
+	if perr != nil {
+		out, preview = agent.Outcome{}, nil // no capture: the turn is not known
 	}
 	if err := st.Spool(call.Event.SessionID, data); err != nil {
-		return agent.Outcome{}, err
+		return agent.Outcome{}, nil, err
 	}
 	st.Logger().Info("event spooled: the session's lock stayed busy", state.LogKeySession, call.Event.SessionID,
 		"agent", h.agent, "native", call.Event.Native, "waited", hookLockWait.String())
-	return out, nil
+	return out, preview, nil
 }
 
-// report logs what applying (or spooling) the event did, and starts the
-// capture of the turn boundary it is.
-func (h *hook) report(st *state.Store, repo gitdir.Repo, call agent.Call, out agent.Outcome, spooled bool) {
+// report logs what applying (or spooling) the event did, starts the
+// capture of the turn boundary it is, and the notification of a change
+// worth one (stored: the session as it is now).
+func (h *hook) report(st *state.Store, repo gitdir.Repo, call agent.Call, out agent.Outcome, stored *state.Session, spooled bool) {
 	ev := call.Event
 	if out.OwnerErr != nil && !spooled {
 		st.Logger().Warn("owner not resolved", state.LogKeySession, ev.SessionID, "agent", ev.Agent, state.LogKeyError, out.OwnerErr.Error())
@@ -390,6 +405,7 @@ func (h *hook) report(st *state.Store, repo gitdir.Repo, call agent.Call, out ag
 	if out.CaptureAt != "" && out.CaptureTurn > 0 { // a turn end seen without its start has nothing to compare
 		h.startCapture(st, repo, ev.SessionID, out.CaptureTurn, out.CaptureAt, call.At)
 	}
+	h.notify(st, repo, notifyOf(act, out.NewWait), stored)
 	if act.Warn != "" {
 		// Info, not Warn: agents do this legitimately (a compaction
 		// mid-turn, Copilot's prompt before its session start), and status

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherdev/tether/gitdir"
+	"github.com/tetherdev/tether/internal/detach"
 	"github.com/tetherdev/tether/proclive"
 	"github.com/tetherdev/tether/state"
 )
@@ -80,7 +81,7 @@ func (h *hook) selfHeal(st *state.Store, repo gitdir.Repo) {
 	}
 	cmd := exec.Command(bin, "run", "--quiet")
 	cmd.Dir = repo.WorkTree
-	if err := startDetached(cmd); err != nil {
+	if err := detach.Start(cmd); err != nil {
 		st.Logger().Warn("self-heal: start sweep", state.LogKeyError, err.Error())
 		return
 	}

@@ -67,14 +67,12 @@ func (a *app) open() (*workspace, error) {
 	return &workspace{repo: repo, store: st}, nil
 }
 
-// openSession opens the workspace and resolves a SESSION argument in it
-// (see resolveSession).
+// openSession resolves a SESSION argument (see resolveSession) in the
+// repository of the working directory, else, outside a repository or when
+// it names no session there, in every store of the registry (status
+// --all-repos shows them all): it works from any directory.
 func (a *app) openSession(arg string, includeEnded bool) (*workspace, string, error) {
-	w, err := a.open()
-	if err != nil {
-		return nil, "", err
-	}
-	id, err := w.resolveSession(arg, includeEnded)
+	w, id, err := a.findSession(arg, includeEnded)
 	if err == nil {
 		// Its spooled events go into its turn log, which the commands read;
 		// busy, the session reads as it will be all the same (Load).
@@ -82,6 +80,42 @@ func (a *app) openSession(arg string, includeEnded bool) (*workspace, string, er
 	}
 	return w, id, err
 }
+
+// findSession is openSession's search.
+func (a *app) findSession(arg string, includeEnded bool) (*workspace, string, error) {
+	w, err := a.open()
+	if err == nil {
+		id, err := w.resolveSession(arg, includeEnded)
+		if !errors.Is(err, errUnknownSession) {
+			return w, id, err
+		}
+	}
+	var found []*workspace
+	var ids []string
+	for _, o := range a.registered(w) {
+		if id, err := o.resolveSession(arg, includeEnded); err == nil {
+			found, ids = append(found, o), append(ids, id)
+		} else if !errors.Is(err, errUnknownSession) {
+			return nil, "", err
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], ids[0], nil
+	case len(found) > 1:
+		var where []string
+		for i, o := range found {
+			where = append(where, ids[i]+" ("+a.repoName(o.repo.CommonDir)+")")
+		}
+		return nil, "", fmt.Errorf("session prefix %q is ambiguous: %s", arg, strings.Join(where, ", "))
+	case err != nil && w == nil:
+		return nil, "", fmt.Errorf("%w, and no repository of this machine has a session %q", err, arg)
+	}
+	return nil, "", fmt.Errorf("%w %q", errUnknownSession, arg)
+}
+
+// errUnknownSession: no session has that ID or prefix.
+var errUnknownSession = errors.New("unknown session")
 
 // minPrefix is the shortest prefix that names a session: shorter ones
 // would match by accident.
@@ -123,7 +157,7 @@ func (w *workspace) resolveSession(arg string, includeEnded bool) (string, error
 	}
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("unknown session %q", arg)
+		return "", fmt.Errorf("%w %q", errUnknownSession, arg)
 	case 1:
 		return matches[0], nil
 	default:
@@ -155,20 +189,15 @@ func (a *app) terminal() terminal {
 
 // abbrev abbreviates one session's ID as resolveSession will read it back:
 // 8 characters, or as many more as it takes to tell it from every other
-// session, live or ended (OpenCode's IDs share long prefixes). It is for
-// the commands tether-sweep suggests, which must name that one session.
+// session of the store, live or ended (OpenCode's IDs share long
+// prefixes). It is for the commands tether-sweep suggests, which must name
+// that one session.
 func (w *workspace) abbrev(id string) string {
-	ids := []string{id}
-	for _, list := range []func() ([]*state.Session, []state.Warning, error){w.store.List, w.store.ListEnded} {
-		ss, _, err := list()
-		if err != nil {
-			return id // unsure: the whole ID is always right
-		}
-		for _, s := range ss {
-			ids = append(ids, s.ID)
-		}
+	ids, err := w.store.IDs()
+	if err != nil {
+		return id // unsure: the whole ID is always right
 	}
-	return shortIDs(ids)[id]
+	return shortIDs(append(ids, id))[id]
 }
 
 // shortIDs abbreviates the IDs of a listing as git abbreviates hashes: 8

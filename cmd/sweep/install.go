@@ -32,6 +32,9 @@ uninstall removes exactly what install added. Running it again changes nothing.`
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			_, _, err := a.runSetup(c, f, install.Install)
+			if err == nil {
+				a.registerRepo() // for status --all-repos
+			}
 			return err
 		},
 	}

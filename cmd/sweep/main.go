@@ -28,7 +28,7 @@ func (a *app) commands() []*cobra.Command {
 	return []*cobra.Command{
 		a.statusCommand(), a.runCommand(), a.endCommand(), a.linkCommand(), a.resumeCommand(), a.rewindCommand(), a.cleanCommand(),
 		a.showCommand(), a.pushCommand(), a.fetchCommand(),
-		a.installCommand(), a.uninstallCommand(), a.doctorCommand(), a.versionCommand(),
+		a.installCommand(), a.uninstallCommand(), a.doctorCommand(), a.versionCommand(), a.notifyCommand(),
 	}
 }
 

@@ -138,6 +138,9 @@ func (a *app) sweep(w *workspace, sf sweepFlags, postCommit bool) (sweepReport, 
 		opts.GitHub = a.githubOptions()
 	}
 	rep, err := sweep.Run(w.repo, w.store, opts)
+	if err == nil && !opts.DryRun {
+		a.notifyEnded(w, rep)
+	}
 	return sweepReport{Report: rep, ConfigErr: configErr}, err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,37 +24,46 @@ type statusJSON struct {
 	Warnings  []string    `json:"warnings"`
 }
 
+// statusOpts are status's flags.
+type statusOpts struct {
+	sf                                    sweepFlags
+	noSweep, all, asJSON, allRepos, watch bool
+}
+
 func (a *app) statusCommand() *cobra.Command {
-	var (
-		sf                   sweepFlags
-		noSweep, all, asJSON bool
-	)
+	var o statusOpts
 	c := &cobra.Command{
 		Use:   "status [SESSION]",
 		Short: "sweep, then list sessions, or show one in full",
 		Long: `Sweep first (finalizing sessions whose agent is gone), then list the sessions
 that have not ended, those that wait for you first: whether their agent's
 process is alive, their turns, when they were last active and what they were
-last asked. Problems the hook logged
-follow the table, once each, until they are resolved (or dismissed with
-tether-sweep doctor --fix).
+last asked. Problems the hook logged follow the table, once each, until they
+are resolved (or dismissed with tether-sweep doctor --fix).
 
-With a SESSION (its ID or a unique prefix), show that session in full: its
-owner process, liveness and why, its turns with their prompts, checkpoints,
-linked issue and pull request, and how it ended.
+With --all-repos (-A), the sessions of every repository on this machine where
+tether recorded one, from any directory, with a REPO column; a repository that
+was moved or deleted is dropped, with a note. With --watch, the table (or, with
+--json, one JSON object per change) follows what happens until q or Ctrl-C.
+
+With a SESSION (its ID or a unique prefix, from any repository), show that
+session in full: its owner process, liveness and why, its turns with their
+prompts, checkpoints, linked issue and pull request, and how it ended.
 
 Columns (on a narrow terminal the least useful go first):
 
-    SESSION      the session's ID, cut as short as still names it
+    REPO         the session's repository (--all-repos)
+    SESSION      the session's ID, cut as short as still names it among all
+                 the sessions tether keeps (of every repository with -A)
     AGENT        the coding agent running the session
     PHASE        active (a turn is running), waiting and for how long (the agent
                  said it waits for you), idle (between turns) or ended
-    WAITS FOR    what a waiting agent asked: a permission (the tool and what it
-                 would do), an answer to its question, or a prompt
     LIVENESS     the agent's process: alive; exited (gone between turns or as
                  the session ended); died (gone with a turn cut short); unknown
                  (on another host or in another PID namespace: never taken for
                  dead)
+    WAITS FOR    what a waiting agent asked: a permission (the tool and what it
+                 would do), an answer to its question, or a prompt
     TURNS        how many prompts the session was given
     LAST ACTIVE  when the agent last did something
     BRANCH       the branch checked out in the session's worktree
@@ -67,99 +77,202 @@ Columns (on a narrow terminal the least useful go first):
     LAST PROMPT  what it was asked last`,
 		Example: `  tether-sweep status
   tether-sweep status --all
+  tether-sweep status -A
+  tether-sweep status --watch
+  tether-sweep status -A --watch --json
   tether-sweep status 3f2a9c1e
   tether-sweep status --json`,
 		GroupID:           "sessions",
 		Args:              maxArgs(1, "status takes at most one SESSION"),
 		ValidArgsFunction: a.completeSessions(true),
 		RunE: func(c *cobra.Command, args []string) error {
-			sf.githubSet = c.Flags().Changed("github")
-			if noSweep && sf.github {
+			o.sf.githubSet = c.Flags().Changed("github")
+			if o.noSweep && o.sf.github {
 				return usagef("--github reconciles during the sweep: it cannot go with --no-sweep")
 			}
 			if len(args) == 1 {
-				if all {
+				switch {
+				case o.all:
 					return usagef("--all lists sessions: it cannot go with a SESSION")
+				case o.allRepos:
+					return usagef("--all-repos lists sessions: it cannot go with a SESSION")
+				case o.watch:
+					return usagef("--watch follows the list of sessions: it cannot go with a SESSION")
 				}
-				return a.statusOf(args[0], sf, noSweep, asJSON)
+				return a.statusOf(args[0], o.sf, o.noSweep, o.asJSON)
 			}
-			return a.status(sf, noSweep, all, asJSON)
+			if o.watch {
+				return a.watchStatus(o)
+			}
+			return a.status(o)
 		},
 	}
 	fs := c.Flags()
-	fs.BoolVar(&noSweep, "no-sweep", false, "list without sweeping first")
-	fs.BoolVar(&all, "all", false, "include ended sessions")
-	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	sf.define(fs)
+	fs.BoolVar(&o.noSweep, "no-sweep", false, "list without sweeping first")
+	fs.BoolVar(&o.all, "all", false, "include ended sessions")
+	fs.BoolVarP(&o.allRepos, "all-repos", "A", false, "the sessions of every repository where tether recorded one")
+	fs.BoolVar(&o.watch, "watch", false, "follow the sessions as they change, until q or Ctrl-C")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON (with --watch: one object per change and line)")
+	o.sf.define(fs)
 	return c
 }
 
-func (a *app) status(sf sweepFlags, noSweep, all, asJSON bool) error {
-	w, err := a.open()
+func (a *app) status(o statusOpts) error {
+	ws, notes, err := a.statusWorkspaces(o.allRepos)
 	if err != nil {
 		return err
 	}
-	out := statusJSON{Sessions: []sweep.Row{}, Finalized: []string{}, Warnings: []string{}}
+	l, err := a.gather(ws, o)
+	if err != nil {
+		return err
+	}
+	l.Warnings = append(notes, l.Warnings...)
+	if o.asJSON {
+		return writeJSON(a.stdout, l.statusJSON)
+	}
+	return a.printListing(a.stdout, ws, l, o, time.Now())
+}
 
-	checked, err := a.check(w, sf, noSweep, &out)
-	if err != nil {
-		return err
+// statusWorkspaces are the stores status lists: the working directory's,
+// or with allRepos every one of the registry (the working directory's
+// first, registered now if it was not), with a note for each dropped.
+func (a *app) statusWorkspaces(allRepos bool) ([]*workspace, []string, error) {
+	w, err := a.open()
+	if !allRepos {
+		if err != nil {
+			return nil, nil, err
+		}
+		a.register(w)
+		return []*workspace{w}, nil, nil
 	}
+	var ws []*workspace
+	if err == nil {
+		a.register(w)
+		if _, serr := os.Stat(w.store.Dir()); serr == nil {
+			ws = append(ws, w)
+		} else {
+			w = nil
+		}
+	} else {
+		w = nil
+	}
+	others, dropped := a.registeredStores(w)
+	return append(ws, others...), dropped, nil
+}
+
+// listing is what status shows: the sessions of the stores looked at,
+// sorted, and their IDs as the table abbreviates them; live holds the
+// live sessions as stored, and of the store each belongs to.
+type listing struct {
+	statusJSON
+	short map[string]string
+	live  map[string]liveSession
+}
+
+type liveSession struct {
+	*state.Session
+	w *workspace
+}
+
+// gather sweeps each store (unless --no-sweep) and lists its sessions. A
+// store that fails is a warning when there are several; alone, its error.
+func (a *app) gather(ws []*workspace, o statusOpts) (listing, error) {
+	l := listing{statusJSON: statusJSON{Sessions: []sweep.Row{}, Finalized: []string{}, Warnings: []string{}}, live: map[string]liveSession{}}
+	var ids []string
+	for _, w := range ws {
+		rows, err := a.storeRows(w, o, &l)
+		if err != nil {
+			if len(ws) == 1 {
+				return l, err
+			}
+			l.Warnings = append(l.Warnings, fmt.Sprintf("%s: %v", a.repoName(w.repo.CommonDir), err))
+			continue
+		}
+		all, err := w.store.IDs()
+		if err != nil {
+			l.Warnings = append(l.Warnings, err.Error())
+		}
+		ids = append(ids, all...)
+		for i := range rows {
+			ids = append(ids, rows[i].ID)
+			if o.allRepos {
+				rows[i].Repo = repoPath(w.repo.CommonDir)
+			}
+		}
+		l.Sessions = append(l.Sessions, rows...)
+	}
+	sortRows(l.Sessions)
+	l.short = shortIDs(ids)
+	return l, nil
+}
+
+// storeRows sweeps one store (unless --no-sweep) and returns the rows of
+// its sessions: those that have not ended, those this sweep ended, and
+// with --all every ended one.
+func (a *app) storeRows(w *workspace, o statusOpts, out *listing) ([]sweep.Row, error) {
+	var mine statusJSON
+	checked, err := a.check(w, o.sf, o.noSweep, &mine)
+	if err != nil {
+		return nil, err
+	}
+	out.Finalized = append(out.Finalized, mine.Finalized...)
+	out.Warnings = append(out.Warnings, mine.Warnings...)
 	rows := make([]sweep.Row, 0, len(checked))
 	for _, c := range checked {
 		rows = append(rows, sweep.MakeRow(c.Session, c.Verdict))
+		out.live[c.Session.ID] = liveSession{c.Session, w}
 	}
-	if all || len(out.Finalized) > 0 {
-		es, warns, err := w.store.ListEnded()
-		if err != nil {
-			return fmt.Errorf("list ended sessions: %w", err)
+	if !o.all && len(mine.Finalized) == 0 {
+		return rows, nil
+	}
+	es, warns, err := w.store.ListEnded()
+	if err != nil {
+		return nil, fmt.Errorf("list ended sessions: %w", err)
+	}
+	for _, wn := range warns {
+		out.Warnings = append(out.Warnings, wn.Msg)
+	}
+	listed := map[string]bool{}
+	for _, r := range rows {
+		listed[r.ID] = true
+	}
+	for _, s := range es {
+		// Without --all, show only what this very sweep finalized; a
+		// session another process finalized since the scan is listed
+		// once, as it is now.
+		if listed[s.ID] {
+			rows = slices.DeleteFunc(rows, func(r sweep.Row) bool { return r.ID == s.ID })
 		}
-		for _, wn := range warns {
-			out.Warnings = append(out.Warnings, wn.Msg)
-		}
-		listed := map[string]bool{}
-		for _, r := range rows {
-			listed[r.ID] = true
-		}
-		for _, s := range es {
-			// Without --all, show only what this very sweep finalized; a
-			// session another process finalized since the scan is listed
-			// once, as it is now.
-			if listed[s.ID] {
-				rows = slices.DeleteFunc(rows, func(r sweep.Row) bool { return r.ID == s.ID })
-			}
-			if all || slices.Contains(out.Finalized, s.ID) || listed[s.ID] {
-				rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
-			}
+		if o.all || slices.Contains(mine.Finalized, s.ID) || listed[s.ID] {
+			rows = append(rows, sweep.MakeRow(s, state.OwnerVerdict(s)))
 		}
 	}
-	sortRows(rows)
-	out.Sessions = rows
+	return rows, nil
+}
 
-	if asJSON {
-		return writeJSON(a.stdout, out)
-	}
+// printListing prints the table of a listing, what the sweep finalized
+// before it and the warnings after it.
+func (a *app) printListing(out io.Writer, ws []*workspace, l listing, o statusOpts, now time.Time) error {
 	term := a.terminal()
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	short := shortIDs(ids) // as the table shows them
-	printFinalized(a.stdout, out, short)
-	if len(rows) == 0 {
-		fmt.Fprintln(a.stdout, a.noSessions(w.store, all))
+	printFinalized(out, l.statusJSON, l.short)
+	if len(l.Sessions) == 0 {
+		if o.allRepos || len(ws) != 1 {
+			fmt.Fprintln(out, "no sessions in any repository tether knows: they appear here once an agent whose hooks tether installed starts work")
+		} else {
+			fmt.Fprintln(out, a.noSessions(ws[0].store, o.all))
+		}
 	} else {
-		if err := statusTable(rows, short, time.Now()).Render(a.stdout, term.width, term.color); err != nil {
+		if err := statusTable(l.Sessions, l.short, now, o.allRepos, a.tilde).Render(out, term.width, term.color); err != nil {
 			return err
 		}
-		for _, r := range rows {
+		for _, r := range l.Sessions {
 			if r.Liveness == "unknown" && r.Phase != string(state.PhaseEnded) {
-				fmt.Fprintf(a.stdout, "  %s: liveness unknown: %s\n", short[r.ID], r.LivenessReason)
+				fmt.Fprintf(out, "  %s: liveness unknown: %s\n", l.short[r.ID], r.LivenessReason)
 			}
 		}
 	}
-	for _, warn := range out.Warnings {
-		fmt.Fprintf(a.stdout, "warning: %s\n", warn)
+	for _, warn := range l.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", warn)
 	}
 	return nil
 }
@@ -306,11 +419,18 @@ var statusColumns = []table.Column{
 }
 
 // statusTable lays the rows out as status prints them, each ID as short
-// abbreviates it.
-func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table.Table {
+// abbreviates it; withRepo, each with its repository, as name gives it.
+func statusTable(rows []sweep.Row, short map[string]string, now time.Time, withRepo bool, name func(string) string) table.Table {
 	t := table.Table{Columns: statusColumns}
+	if withRepo {
+		t.Columns = append([]table.Column{{Header: "REPO", Min: 12}}, t.Columns...)
+	}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []table.Cell{
+		var row []table.Cell
+		if withRepo {
+			row = append(row, table.Cell{Text: table.Clean(name(r.Repo))})
+		}
+		t.Rows = append(t.Rows, append(row, []table.Cell{
 			{Text: short[r.ID]},
 			{Text: r.Agent},
 			{Text: phaseOf(r, now), Color: colors[r.Phase]},
@@ -323,7 +443,7 @@ func statusTable(rows []sweep.Row, short map[string]string, now time.Time) table
 			{Text: dash(rowEnding(r).words())},
 			{Text: dash(linkOf(r))},
 			{Text: dash(r.LastPrompt)},
-		})
+		}...))
 	}
 	for i := len(t.Columns) - 1; i >= 0; i-- {
 		if h := t.Columns[i].Header; h != "END" && h != "LINK" && h != "WAITS FOR" {

@@ -18,9 +18,10 @@ import (
 )
 
 // The log messages tether-hook writes, with the process's pid, when it
-// launches a sweep, when a post-commit sweep goes on by itself, and when it
-// starts a capture of the worktree (tether-hook capture).
-var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background", "capture started"}
+// launches a sweep, when a post-commit sweep goes on by itself, when it
+// starts a capture of the worktree (tether-hook capture), and when it or a
+// sweep starts a notification (tether-sweep notify).
+var startedMsgs = []string{"self-heal: background sweep started", "post-commit: sweep goes on in the background", "capture started", "notify started"}
 
 // Wait reads the tether log of the store at storeDir (<common>/tether) and
 // waits, up to timeout in all, until every sweep it started has exited.

@@ -46,6 +46,9 @@ var comparisons = []comparison{
 	{"hook session-start with 10,000 live sessions vs none", one(benchSessionStart)},
 	{"first commit with 10,000 running turns pending vs plain commit", benchRunningTurns},
 	{"match of 1,000 arriving commits against 10,000 linked", one(benchInherit)},
+	{"hook wait signals vs do-nothing binary", benchWaitHooks},
+	{"status --all-repos over 50 repositories", benchAllRepos},
+	{"status --watch: a change on disk to its line", one(benchWatch)},
 }
 
 func ratioResult(name, cand, floor string, c, f time.Duration, rounds int, budget string, ok func(ratio, deltaMs float64) bool) result {

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package main
+package detach
 
 import (
 	"os"
@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// startDetached starts cmd in its own session, so the agent's terminal and
+// Start starts cmd in its own session, so the agent's terminal and
 // process group never reach it, holding none of the descriptors the hook
 // inherited: an agent waits for its hook's pipes to close, and a sweep
 // holding one would keep it waiting.
-func startDetached(cmd *exec.Cmd) error {
+func Start(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	closeInheritedOnExec()
 	return cmd.Start()
