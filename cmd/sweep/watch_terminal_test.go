@@ -81,9 +81,10 @@ func TestWatchInTerminal(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// The terminal's modes before and after: "icanon" when cooked.
+	// The terminal's modes before and after: "icanon" when cooked. The
+	// second watch starts on a line typed once the first one's end is seen.
 	script := "cd " + shellQuote(repo) + " && unset NO_COLOR COLUMNS; echo before-watch; stty -a | grep -o -- '-*icanon'; " +
-		"tether-sweep status --watch; stty -a | grep -o -- '-*icanon'; echo after-q; " +
+		"tether-sweep status --watch; stty -a | grep -o -- '-*icanon'; echo after-q; read -r again; " +
 		"tether-sweep status --watch; echo after-ctrl-c; sleep 600"
 	tm("new-session", "-d", "-x", "150", "-y", "30", "-s", "watch", script)
 	t.Cleanup(func() { exec.Command(tmux, "-L", socket, "kill-server").Run() })
@@ -112,6 +113,7 @@ func TestWatchInTerminal(t *testing.T) {
 		strings.Contains(screen, "q quits") {
 		t.Errorf("after q, the terminal is not as it was (its screen, cooked):\n%s", screen)
 	}
+	tm("send-keys", "-t", "watch", "Enter")
 	waitScreen("the second watch", func(s string) bool { return strings.Contains(s, "q quits") })
 	tm("send-keys", "-t", "watch", "C-c")
 	waitScreen("Ctrl-C to quit", func(s string) bool { return strings.Contains(s, "after-ctrl-c") })
