@@ -288,6 +288,7 @@ func TestEncodeSessionMatchesReference(t *testing.T) {
 	full := sampleSession("s-1")
 	full.LastHookAt, full.Incarnation = full.UpdatedAt, "inc"
 	full.ResumableReason, full.EndReason, full.EndNote, full.LastError = "r", EndInterrupted, "a <note> & more", "e"
+	full.EndedBy, full.SpoolApplied = EventSessionEnd, []string{"0001-a.event", "0002-\"b\".event"}
 	full.EndedAt, full.Interrupted = full.UpdatedAt.In(time.FixedZone("", 3600)), true
 	full.Owner.Interactive = true
 	full.Phase, full.Waiting = PhaseWaiting, &Wait{Since: full.UpdatedAt, Kind: WaitPermission, Detail: "Bash `go test <./...>`", Key: "Bash"}
@@ -477,6 +478,7 @@ func TestEncodeTurnMatchesReference(t *testing.T) {
 		{T: RecTurnStart, At: at, Owner: &proclive.Identity{}},
 		{T: RecTurnEnd, At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{T: RecTurnEnd, Turn: 2, At: at, Key: "k", Error: "API Error: 400 \"bad\"\n<x>"},
+		{T: RecTurnStart, Turn: 3, At: at, Spool: "01795843056408502648-0b5798f64fc0c751.event"},
 	} {
 		checkEncodeTurn(t, r)
 	}
@@ -490,7 +492,7 @@ func FuzzEncodeTurn(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{1, 2, 3, 0xff, 0x80, 7}, 20))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := gen{data}
-		r := TurnRecord{T: g.str(), Turn: int(g.int64()), At: g.time(), Prompt: g.str(), Head: g.str(), TranscriptSize: g.int64(), Key: g.str(), Error: g.str()}
+		r := TurnRecord{T: g.str(), Turn: int(g.int64()), At: g.time(), Prompt: g.str(), Head: g.str(), TranscriptSize: g.int64(), Key: g.str(), Error: g.str(), Spool: g.str()}
 		if g.byte()%2 == 0 {
 			r.Owner = &proclive.Identity{OS: g.str(), PID: int(g.int64()), Start: uint64(g.int64()), Name: g.str(), Interactive: g.byte()%2 == 0}
 		}
