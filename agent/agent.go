@@ -88,6 +88,9 @@ type adapter struct {
 	parse func(ev *Event, payload []byte, wf *waitFields) error
 	// waits are the agent's events that start or end a wait for its user.
 	waits []waitSignal
+	// attendedEnv names the variable the agent's hooks get that says "0"
+	// when nobody attends the session (see Attended); "" for none.
+	attendedEnv string
 	// events are the agent's events that are turns of its main session
 	// (see eventTable); also used to spot a payload sent to the wrong
 	// adapter.

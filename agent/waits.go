@@ -204,6 +204,16 @@ func requestDone(f waitFields) (state.Event, state.Wait) {
 	return state.EventWaitOver, state.Wait{Key: f.Request, Since: epochMillis(f.At)}
 }
 
+// Attended reports whether anyone attends the session, as the agent's
+// environment (its hooks', getenv) says: false only where the agent says
+// nobody does (Claude Code's -p: CLAUDE_CODE_SESSION_ATTENDED=0), where its
+// permission requests fire with no dialog and no one to answer them: no
+// wait.
+func Attended(agentName string, getenv func(string) string) bool {
+	a, ok := find(agentName)
+	return !ok || a.attendedEnv == "" || getenv(a.attendedEnv) != "0"
+}
+
 // findWait is the agent's signal for native, if it has one.
 func findWait(signals []waitSignal, native string) (waitSignal, bool) {
 	for _, s := range signals {

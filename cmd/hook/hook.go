@@ -156,6 +156,9 @@ func (h *hook) record() (agent.Event, error) {
 	if err != nil {
 		return ev, fmt.Errorf("%s payload: %w", h.agent, err)
 	}
+	if (ev.Kind == state.EventWait || ev.Kind == state.EventWaitInput) && !agent.Attended(ev.Agent, h.getenv) {
+		return ev, nil // nobody attends the session: no dialog, nobody waited for
+	}
 	if ev.Ignore {
 		return ev, nil
 	}

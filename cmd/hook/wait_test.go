@@ -71,6 +71,29 @@ func TestWaitSignals(t *testing.T) {
 	}
 }
 
+// TestUnattendedNoWait: Claude Code's -p fires PermissionRequest too, with
+// no dialog: its hooks get CLAUDE_CODE_SESSION_ATTENDED=0 (recorded from
+// the real CLI), and no wait is recorded.
+func TestUnattendedNoWait(t *testing.T) {
+	r := newRepo(t)
+	const id = "unattended"
+	appendLine(t, r.transcript(id), `{"type":"user"}`)
+	bash := map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}}
+	for _, ev := range []struct {
+		name  string
+		extra map[string]any
+	}{{"SessionStart", nil}, {"UserPromptSubmit", map[string]any{"prompt": "p"}}, {"PermissionRequest", bash}} {
+		runHook(t, r.dir, claudePayload(t, r, id, ev.name, ev.extra), []string{"CLAUDE_CODE_SESSION_ATTENDED=0"}, "claude-code", ev.name)
+	}
+	if s := r.load(t, id); s.Phase != state.PhaseActive || s.Waiting != nil {
+		t.Fatalf("unattended: %s, waiting %+v; want active, no wait", s.Phase, s.Waiting)
+	}
+	runHook(t, r.dir, claudePayload(t, r, id, "PermissionRequest", bash), []string{"CLAUDE_CODE_SESSION_ATTENDED=1"}, "claude-code", "PermissionRequest")
+	if s := r.load(t, id); s.Phase != state.PhaseWaiting {
+		t.Fatalf("attended: %s, want waiting", s.Phase)
+	}
+}
+
 // TestCodexReviewerNoWait: Codex fires PermissionRequest before its
 // automatic reviewer decides (approvals_reviewer auto_review, in the
 // turn's settings in its rollout): no user waits for it. With the user as

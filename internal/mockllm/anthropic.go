@@ -56,13 +56,16 @@ func anthropic(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 	if len(req.Tools) > 0 {
 		// The last user message: Claude Code may send a system-role
 		// message after it.
+		// A tool's result alone is the follow-up of a call: a plain reply.
+		// With text beside it, the user said more: after a denied call,
+		// Claude Code sends the denial's result and the next prompt in
+		// one message.
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if req.Messages[i].Role != "user" {
 				continue
 			}
-			if text, toolResult := anthropicUserText(req.Messages[i].Content); !toolResult {
-				m = Parse(text)
-			}
+			text, _ := anthropicUserText(req.Messages[i].Content)
+			m = Parse(text)
 			break
 		}
 	}

@@ -113,6 +113,19 @@ func TestAnthropicWriteThenReply(t *testing.T) {
 	if text := data[2]["delta"].(map[string]any)["text"]; text != Reply {
 		t.Errorf("follow-up text %v, want %q", text, Reply)
 	}
+
+	// After a denied call, the denial's result and the next prompt come in
+	// one message: the prompt's marker counts.
+	next := `{"model":"m","stream":true,"tools":[{"name":"Bash"}],"messages":[` +
+		`{"role":"user","content":"go [[write a.txt]]"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"denied","is_error":true},` +
+		`{"type":"text","text":"[Request interrupted by user for tool use]"},{"type":"text","text":"again [[write b.txt]]"}]}]}`
+	resp = post(t, context.Background(), s, next)
+	_, data = events(t, resp.Body)
+	resp.Body.Close()
+	if data[1]["content_block"].(map[string]any)["type"] != "tool_use" {
+		t.Errorf("the prompt after a denial: %v, want a tool call", data[1])
+	}
 }
 
 func TestAnthropicSideCallIgnoresMarkers(t *testing.T) {

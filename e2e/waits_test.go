@@ -1,0 +1,298 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tetherdev/tether/internal/mockllm"
+	"github.com/tetherdev/tether/sweep"
+)
+
+// The waits of issue 26, in each agent's TUI, its default permission mode
+// and no bypass flag: a tool call that needs the user's approval makes the
+// session wait (kind permission, the tool) within a second of the agent's
+// dialog; approved, it works on and ends its turn; denied, its turn ends;
+// killed while it waits, it was interrupted. Two status --watch follow it
+// all: one in a tmux pane, redrawn in place; one --json, whose lines are
+// checked.
+
+// waitWithin is how soon after the agent's dialog shows the watch must
+// report the wait.
+const waitWithin = time.Second
+
+// watchLine is one line of status --watch --json, with when it came.
+type watchLine struct {
+	Change  string    `json:"change"`
+	Session sweep.Row `json:"session"`
+	at      time.Time
+}
+
+// watchStream is a status --watch --json running in the repository.
+type watchStream struct {
+	t     *testing.T
+	lines chan watchLine
+	mu    sync.Mutex
+	seen  []watchLine
+}
+
+// startWatch starts `tether-sweep status --watch --json` in the repository
+// and reads its lines as they come.
+func startWatch(r *repo) *watchStream {
+	r.t.Helper()
+	p := r.command("tether-sweep", "status", "--watch", "--json")
+	out, err := p.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	p.Stderr = &stderr
+	if err := p.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	ws := &watchStream{t: r.t, lines: make(chan watchLine, 256)}
+	r.t.Cleanup(func() {
+		p.Process.Signal(syscall.SIGINT)
+		p.Wait()
+	})
+	r.onFailure(func() string {
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		var b strings.Builder
+		for _, l := range ws.seen {
+			fmt.Fprintf(&b, "%s %s %s %s %+v\n", l.at.Format("15:04:05.000"), l.Change, l.Session.ID, l.Session.Phase, l.Session.Waiting)
+		}
+		return "status --watch --json saw:\n" + b.String() + "stderr: " + stderr.String()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		for sc.Scan() {
+			var l watchLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				r.t.Errorf("status --watch --json printed %q: %v", sc.Text(), err)
+				continue
+			}
+			l.at = time.Now()
+			ws.mu.Lock()
+			ws.seen = append(ws.seen, l)
+			ws.mu.Unlock()
+			ws.lines <- l
+		}
+		io.Copy(io.Discard, out)
+		close(ws.lines)
+	}()
+	return ws
+}
+
+// next waits for the next line that want accepts, skipping others.
+func (ws *watchStream) next(what string, timeout time.Duration, want func(watchLine) bool) watchLine {
+	ws.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, ok := <-ws.lines:
+			if !ok {
+				ws.t.Fatalf("status --watch --json ended before %s", what)
+			}
+			if want(l) {
+				return l
+			}
+		case <-deadline:
+			ws.t.Fatalf("waited %s for %s from status --watch --json", timeout, what)
+		}
+	}
+}
+
+// waitStory is what an agent's test needs to tell the waits' story.
+type waitStory struct {
+	r       *repo
+	tm      *tmuxSession // the agent's TUI
+	ws      *watchStream
+	pane    *tmuxSession // status --watch in a pane of its own
+	wait    time.Duration
+	dialog  string // the words of the agent's permission dialog
+	detail  string // how the wait's detail begins: the tool, as the agent names it
+	shown   string // what the status --watch pane shows of the wait
+	prompt  func(string)
+	approve []string // the keys that approve the call
+	deny    []string // the keys that deny it
+	agent   func() int
+}
+
+// newWatchPane runs status --watch in a tmux pane of its own, where the
+// table is redrawn in place.
+func newWatchPane(r *repo) *tmuxSession {
+	r.t.Helper()
+	pane := newTmux(r, "tether-sweep status --watch")
+	pane.waitText("q quits", 2*time.Minute)
+	return pane
+}
+
+// askAndWait gives a prompt whose tool call needs approval and returns
+// the session once the watch reports it waiting, within waitWithin of the
+// dialog on the agent's screen.
+func (st *waitStory) askAndWait(prompt string) sweep.Row {
+	t := st.r.t
+	t.Helper()
+	st.prompt(prompt)
+	var shown time.Time
+	waitFor(t, "the agent's dialog", st.wait, func() bool {
+		if strings.Contains(st.tm.capture(), st.dialog) {
+			shown = time.Now()
+			return true
+		}
+		return false
+	})
+	l := st.ws.next("the wait", st.wait, func(l watchLine) bool { return l.Change == "waiting" })
+	w := l.Session.Waiting
+	if w == nil || l.Session.Phase != "waiting" || w.Kind != "permission" || !strings.HasPrefix(w.Detail, st.detail) {
+		t.Fatalf("the wait: %+v, waiting %+v; want a permission for %s", l.Session, w, st.detail)
+	}
+	// The dialog is polled on the screen every 100 ms: its time is known
+	// that closely. The wait may well come first (the agent's signal
+	// goes out as its dialog is drawn).
+	if late := l.at.Sub(shown); late > waitWithin+100*time.Millisecond {
+		t.Errorf("the wait was reported %s after the dialog showed, over %s", late, waitWithin)
+	} else {
+		t.Logf("the wait was reported %s after the dialog showed", late.Round(time.Millisecond))
+	}
+	st.pane.waitText(st.shown, st.wait)
+	return l.Session
+}
+
+// approved: the tool runs, the wait is over, then the turn ends.
+func (st *waitStory) approved(id string) {
+	st.r.t.Helper()
+	st.tm.keys(st.approve...)
+	st.ws.next("the wait over", st.wait, func(l watchLine) bool {
+		return l.Session.ID == id && l.Change == "phase" && l.Session.Phase == "active" && l.Session.Waiting == nil
+	})
+	st.ws.next("the turn's end", st.wait, func(l watchLine) bool {
+		return l.Session.ID == id && l.Change == "turn" && l.Session.Phase == "idle"
+	})
+	st.pane.waitGone("WAITS FOR", st.wait)
+}
+
+// denied: the turn ends, the session idle and its agent alive.
+func (st *waitStory) denied(id string) {
+	st.r.t.Helper()
+	st.tm.keys(st.deny...)
+	l := st.ws.next("the denied turn's end", st.wait, func(l watchLine) bool {
+		return l.Session.ID == id && l.Change == "turn" && l.Session.Phase == "idle"
+	})
+	if l.Session.Waiting != nil || l.Session.Liveness != "alive" {
+		st.r.t.Fatalf("after the denial: %+v", l.Session)
+	}
+	st.pane.waitGone("WAITS FOR", st.wait)
+}
+
+// killed: kill -9 while it waits; the watch sees its owner gone, sweeps,
+// and reports it ended, interrupted.
+func (st *waitStory) killed(id string) {
+	t := st.r.t
+	t.Helper()
+	signal(t, st.agent(), syscall.SIGKILL)
+	l := st.ws.next("the end of the killed session", 4*time.Minute, func(l watchLine) bool {
+		return l.Session.ID == id && l.Change == "ended"
+	})
+	if l.Session.EndReason != "interrupted" || !l.Session.Interrupted || l.Session.Waiting != nil {
+		t.Fatalf("killed while waiting: %+v", l.Session)
+	}
+}
+
+// checkStory checks the --json lines of a session from its first to its
+// end, in order: its start, the waits, their ends.
+func (st *waitStory) checkStory(id string, want ...string) {
+	t := st.r.t
+	t.Helper()
+	st.ws.mu.Lock()
+	var got []string
+	for _, l := range st.ws.seen {
+		if l.Session.ID == id {
+			got = append(got, l.Change+":"+l.Session.Phase)
+		}
+	}
+	st.ws.mu.Unlock()
+	// want is a subsequence of got: turns may start in a look of their own.
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("status --watch --json said %v of the session; want, in that order, %v", got, want)
+	}
+}
+
+// noWaits fails the test when tether.log records a wait: for a mode in
+// which the agent gives no signal, tether invents none.
+func noWaits(t *testing.T, r *repo) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.Dir, ".git", "tether", "log", "tether.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"to":"waiting"`) {
+		t.Errorf("a wait was recorded where the agent signals none:\n%s", b)
+	}
+}
+
+// waitGone waits until the pane no longer shows text.
+func (s *tmuxSession) waitGone(text string, timeout time.Duration) {
+	s.t.Helper()
+	waitFor(s.t, fmt.Sprintf("%q gone from the tmux pane", text), timeout, func() bool {
+		return !strings.Contains(s.capture(), text)
+	})
+}
+
+// TestClaudeWaits: Claude Code's TUI with --permission-mode default (its
+// default auto mode approves most calls itself); then -p, which asks
+// nothing: no wait.
+func TestClaudeWaits(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewAnthropic(t)
+	r := claudeRepo(t, mock)
+
+	// -p with no tool allowed: Claude Code denies the call itself.
+	p := r.start("claude", "-p", "make a file [[write p.txt]]")
+	if err := p.wait(4 * time.Minute); err != nil {
+		t.Fatalf("claude -p: %v\n%s", err, p.output())
+	}
+	noWaits(t, r)
+
+	ws := startWatch(r)
+	pane := newWatchPane(r)
+	tm := newTmux(r, "claude --permission-mode default")
+	pid := findProc(t, tm.pid(), "claude", 90*time.Second)
+	tm.waitText("? for shortcuts", 3*time.Minute)
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 3 * time.Minute, dialog: "Do you want to proceed?",
+		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
+		agent: func() int { return pid }}
+
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[write b.txt]]")
+	st.denied(s.ID)
+	// The denial fired no hook: the watch read its cancel from the
+	// transcript, and the sweep recorded it.
+	if !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel) {
+		t.Error("no cancel in the transcript after the denial")
+	}
+	st.askAndWait("a third [[write c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	r.checkClean()
+}
