@@ -125,9 +125,11 @@ type adapter struct {
 	// rather than the user (see ReviewerAnswers); nil for an agent whose
 	// requests all go to its user.
 	reviewer func(line []byte) (auto, found bool)
-	// writes reads a transcript line for TurnWrites: the files the
-	// agent's own tools wrote; nil for an agent whose transcript tether
-	// does not read for them (its turns are credited from the captures).
+	// writes reads a transcript line for TurnWrites (for an agent that
+	// keeps its conversation in a database, a message of its export, for
+	// ConversationWrites): the files the agent's own tools wrote; nil for
+	// an agent whose transcript tether does not read for them (its turns
+	// are credited from the captures).
 	writes func(line []byte, w *ToolWrites)
 }
 

@@ -158,6 +158,9 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 		s.AgentDB = true // resumable, and readable, through the agent
 	}
 	s.Worktree = c.Worktree
+	if ev.Cwd != "" {
+		s.Cwd = ev.Cwd
+	}
 	if c.Branch != "" {
 		s.Branch = c.Branch
 	}

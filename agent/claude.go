@@ -16,6 +16,6 @@ func claudeCode() adapter {
 		fresh:       freshWith("claude", "", ""),
 		cancelled:   claudeCancelled,
 		failure:     claudeFailure,
-		writes:      claudeWrites,
+		writes:      claudeTools.writes,
 	}
 }

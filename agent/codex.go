@@ -70,6 +70,7 @@ func codex() adapter {
 		reviewer: codexReviewer,
 		resume:   resumeWith("codex", "resume", "", ""),
 		fresh:    freshWith("codex", "", ""),
+		writes:   codexWrites,
 	}
 }
 

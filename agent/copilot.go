@@ -99,6 +99,7 @@ func copilot() adapter {
 		},
 		resume:    func(id string) []string { return []string{"copilot", "--resume=" + id} },
 		cancelled: copilotCancelled,
+		writes:    copilotWrites,
 		// Only agentStop names the transcript; it is always
 		// session-state/<id>/events.jsonl in Copilot's home, so a session
 		// killed in its first turn has one too.

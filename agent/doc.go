@@ -44,13 +44,20 @@
 //     prompt of its transcript with no end after it, the turn's slice
 //     starting at that prompt's line; TurnFailure reads the error of a
 //     failed turn for an agent whose turn end does not say (Droid's Stop).
-//   - TurnWrites reads, for the sweep, which files a turn's own tool calls
-//     wrote, from the agent's transcript between two offsets, one reader per
-//     adapter (its writes field): Claude Code's Write, Edit, MultiEdit and
-//     NotebookEdit calls, Droid's, Pi's and Qwen Code's file tools (a
-//     toolCalls table each), and whether a tool that may write anything ran
-//     (a shell). An agent without a reader (the others, for now) cannot
-//     tell, and says so: its turns are credited from the captures.
+//   - TurnWrites reads, for the sweep, which files each turn's own tool
+//     calls wrote, from its span of the agent's transcript, one reader per
+//     adapter (its writes field), and whether a tool that may write anything
+//     ran (a shell, a subagent, a tool tether does not know). Which tools
+//     write which file and which write none is data (fileTools, toolcalls.go);
+//     so is where Claude Code, Droid, Pi and Qwen Code keep their calls
+//     (toolCalls). Codex (apply_patch's patch, or a command that is only
+//     apply_patch; its FileChange items), Gemini CLI (write_file and
+//     replace, the file they wrote), Copilot CLI (create and edit, its
+//     fileEdits) have a reader each; OpenCode, which keeps its conversation
+//     in its database, is read from a turn's exported messages
+//     (ConversationWrites: write, edit, apply_patch's patch and files). An
+//     agent without a reader (Cursor) cannot tell, and says so: its turns
+//     are credited from the captures.
 //   - The mappings follow what the real CLIs send (agent/testdata/recorded).
 //     ReviewerAnswers reads, bounded and never blocking, whether the
 //     agent's own automatic reviewer answers its permission requests rather

@@ -17,6 +17,7 @@ func gemini() adapter {
 		cancelled: geminiCancelled,
 		resume:    resumeWith("gemini", "", "--resume", "--resume"),
 		fresh:     freshWith("gemini", "-i", "--prompt-interactive"),
+		writes:    geminiWrites,
 	}
 }
 

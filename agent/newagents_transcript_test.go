@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -128,43 +127,5 @@ func TestQwenFailure(t *testing.T) {
 	root, path, _ = recordedTranscript(t, "qwen/tui_transcript.jsonl", "")
 	if got := readTurnEnd("qwen", root, path, 0, -1, true); got.Failure == "" {
 		t.Errorf("the TUI's last turn failed: %+v", got)
-	}
-}
-
-// The files Droid's, Pi's and Qwen Code's own tools wrote, read from
-// their recorded transcripts: the write turns' a.txt, and nothing in a
-// turn that only answered.
-func TestTurnWritesDroidPiQwen(t *testing.T) {
-	for _, tc := range []struct {
-		agent, file string
-		want        []string
-	}{
-		{"droid", "droid/exec_write_transcript.jsonl", []string{"/home/dev/project/a.txt"}},
-		{"droid", "droid/exec_plain_transcript.jsonl", nil},
-		{"pi", "pi/p_write_transcript.jsonl", []string{"/home/dev/project/a.txt"}},
-		{"pi", "pi/p_plain_transcript.jsonl", nil},
-		{"qwen", "qwen/headless_write_transcript.jsonl", []string{"/home/dev/project/a.txt"}},
-		{"qwen", "qwen/tui_transcript.jsonl", nil},
-	} {
-		root, path, _ := recordedTranscript(t, tc.file, "")
-		w, ok := TurnWrites(tc.agent, root, path, 0, -1)
-		if !ok || w.Shell || !slices.Equal(w.Paths, tc.want) {
-			t.Errorf("%s: %+v, %v; want %q written by its file tools alone", tc.file, w, ok, tc.want)
-		}
-	}
-	// A shell command, or a tool tether does not know, may write anything.
-	for _, tc := range []struct{ agent, line string }{
-		{"droid", `{"type":"message","message":{"role":"assistant","content":[{"type":"tool_use","name":"Execute","input":{"command":"make"}}]}}`},
-		{"pi", `{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","name":"bash","arguments":{"command":"make"}}]}}`},
-		{"qwen", `{"type":"assistant","message":{"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":{"command":"make"}}}]}}`},
-	} {
-		root := t.TempDir()
-		path := filepath.Join(root, "t.jsonl")
-		if err := os.WriteFile(path, []byte(tc.line+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if w, ok := TurnWrites(tc.agent, root, path, 0, -1); !ok || !w.Shell || len(w.Paths) != 0 {
-			t.Errorf("%s's shell: %+v, %v", tc.agent, w, ok)
-		}
 	}
 }

@@ -92,6 +92,7 @@ func opencode() adapter {
 		},
 		resume: resumeWith("opencode", "", "-s", "--session"),
 		fresh:  freshWith("opencode", "--prompt", "--prompt"),
+		writes: opencodeWrites,
 	}
 }
 

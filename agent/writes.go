@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/tetherdev/tether/internal/jsontext"
 )
@@ -22,52 +23,90 @@ type ToolWrites struct {
 	Shell bool
 }
 
-// maxWritesScan bounds the bytes of one turn TurnWrites reads.
+// Span is a turn's part of its transcript: the bytes [From, To), To < 0
+// for all that follows From.
+type Span struct {
+	From, To int64
+}
+
+// maxWritesScan bounds the bytes of a session's turns TurnWrites reads in
+// one call.
 const maxWritesScan = 64 << 20
 
 // TurnWrites reads the tool calls the agent recorded in its transcript
-// between byte from and byte to (to < 0: its end), a transcript
-// OpenTranscript opens inside root. ok is false when the transcript cannot
-// tell: an agent whose transcript tether does not read for tools (the
-// adapter's writes is nil), or one it cannot read, or a turn longer than
-// it reads: the caller then has only the captures.
-func TurnWrites(agentName, root, path string, from, to int64) (w ToolWrites, ok bool) {
+// for each turn, a span of the transcript OpenTranscript opens inside
+// root: the file is opened once and each span read once. ws[i] is what
+// the calls in spans[i] wrote, and told[i] whether the transcript could
+// tell: not for an agent whose transcript tether does not read for tools
+// (the adapter's writes is nil, or it keeps no transcript file: see
+// ConversationWrites), nor when the transcript cannot be read, nor for a
+// span that starts nowhere (From < 0) or is longer than the bound left:
+// the caller then has only the captures.
+func TurnWrites(agentName, root, path string, spans []Span) (ws []ToolWrites, told []bool) {
+	ws, told = make([]ToolWrites, len(spans)), make([]bool, len(spans))
 	a, found := find(agentName)
-	if !found || a.writes == nil || path == "" || from < 0 {
-		return ToolWrites{}, false
+	if !found || a.writes == nil || a.info.Database || path == "" {
+		return ws, told
 	}
 	f, err := OpenTranscript(root, path)
 	if err != nil {
-		return ToolWrites{}, false
+		return ws, told
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		return ws, told
+	}
+	budget := int64(maxWritesScan)
+	for i, sp := range spans {
+		to := sp.To
+		if to < 0 || to > fi.Size() {
+			to = fi.Size()
+		}
+		if sp.From < 0 || to-sp.From > budget {
+			continue
+		}
+		if to <= sp.From {
+			told[i] = true // nothing recorded: no tool ran
+			continue
+		}
+		budget -= to - sp.From
+		told[i] = readWrites(a, io.NewSectionReader(f, sp.From, to-sp.From), &ws[i]) == nil
+	}
+	return ws, told
+}
+
+// ConversationWrites reads what the tool calls in one turn's messages
+// wrote, for an agent that keeps its conversation in a database (OpenCode:
+// the turn's messages as `opencode export` gave them, one JSON object a
+// line, as package conversation selects them). ok is false when they
+// cannot tell: an agent without a reader, or more than the bound.
+func ConversationWrites(agentName string, messages []byte) (w ToolWrites, ok bool) {
+	a, found := find(agentName)
+	if !found || a.writes == nil || !a.info.Database || len(messages) > maxWritesScan {
 		return ToolWrites{}, false
 	}
-	if to < 0 || to > fi.Size() {
-		to = fi.Size()
-	}
-	if to-from > maxWritesScan {
+	if err := readWrites(a, bytes.NewReader(messages), &w); err != nil {
 		return ToolWrites{}, false
-	}
-	if to <= from {
-		return ToolWrites{}, true // nothing recorded: no tool ran
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, from, to-from), 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			a.writes(bytes.TrimSpace(line), &w)
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return ToolWrites{}, false
-		}
 	}
 	return w, true
+}
+
+// readWrites passes each line of r to the agent's reader.
+func readWrites(a adapter, r io.Reader, w *ToolWrites) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			a.writes(bytes.TrimSpace(line), w)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // add records a path once.
@@ -77,49 +116,30 @@ func (w *ToolWrites) add(p string) {
 	}
 }
 
-// claudeFileTools name, for each Claude Code tool that writes one file,
-// the input field holding its path; claudeReadTools change no file. Any
-// other tool (Bash, a Task's subagent, an MCP server's) may write anything.
-var (
-	claudeFileTools = map[string]string{"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-	claudeReadTools = []string{"Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite", "TodoRead",
-		"ExitPlanMode", "BashOutput", "KillShell", "KillBash", "AskUserQuestion", "ListMcpResourcesTool", "ReadMcpResourceTool"}
-)
+// elements calls f on each element of raw, a JSON array; nothing for
+// anything else.
+func elements(raw []byte, f func(elem []byte)) {
+	v, err := jsontext.Parse(raw)
+	if err != nil || v.Kind() != jsontext.Array {
+		return
+	}
+	for e := range v.Elements() {
+		f(e.Raw())
+	}
+}
 
-// claudeWrites reads one line of a Claude Code transcript: the tool_use
-// blocks of an assistant message, {"type":"assistant","message":{"content":
-// [{"type":"tool_use","name":"Write","input":{"file_path":"/repo/a.txt",…}}]}}.
-func claudeWrites(line []byte, w *ToolWrites) {
-	if !bytes.Contains(line, []byte(`"tool_use"`)) {
-		return
-	}
-	var typ string
-	var message, content []byte
-	if decode(line, []wireField{{name: "type", str: &typ}, {name: "message", raw: &message}}) != nil || typ != "assistant" {
-		return
-	}
-	if decode(message, []wireField{{name: "content", raw: &content}}) != nil {
-		return
-	}
-	v, err := jsontext.Parse(content)
-	if err != nil {
-		return
-	}
-	for block := range v.Elements() {
-		var kind, name string
-		var input []byte
-		if decode(block.Raw(), []wireField{{name: "type", str: &kind}, {name: "name", str: &name}, {name: "input", raw: &input}}) != nil || kind != "tool_use" {
-			continue
-		}
-		field, writes := claudeFileTools[name]
-		switch {
-		case writes:
-			var p string
-			if decode(input, []wireField{{name: field, str: &p}}) == nil {
-				w.add(p)
+// patchPaths records the files a patch in the format of Codex's
+// apply_patch (which OpenCode's apply_patch takes too) adds, updates,
+// deletes or moves, by its headers: "*** Add File: P", "*** Update File:
+// P", "*** Delete File: P", "*** Move to: P", each at the start of a line
+// (a hunk's lines start with +, -, a space or @@, so none is taken for a
+// header).
+func patchPaths(patch string, w *ToolWrites) {
+	for line := range strings.Lines(patch) {
+		for _, header := range []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"} {
+			if p, ok := strings.CutPrefix(line, header); ok {
+				w.add(strings.TrimSpace(p))
 			}
-		case !slices.Contains(claudeReadTools, name):
-			w.Shell = true
 		}
 	}
 }

@@ -311,6 +311,7 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 	if j.ref == "" {
 		j.ref = TranscriptRef(cp.generation(), clone)
 	}
+	var said func(turn int) ([]byte, bool)
 	if s.AgentDB {
 		// No transcript file: what was said in these turns, as the agent
 		// answered (or why it could not).
@@ -320,9 +321,10 @@ func (r *Repo) prepare(b *batch, st *state.Store, s *state.Session, root plumbin
 		}
 		c := e.slice(st, id, cp.Turns)
 		j.conversation = &c
+		said = e.turn
 	}
 	if r.changes != nil {
-		r.changes(s, cp.Turns)
+		r.changes(s, cp.Turns, said)
 	}
 	if err := b.writeCheckpoint(cp, path, transcriptLocOf(s), sp, j); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,16 +55,19 @@ func (r *Repo) exportConversations(st *state.Store, ids []string) map[string]exp
 	return out
 }
 
-// exported is what an agent answered for one session.
+// exported is what an agent answered for one session, and the keys of the
+// turns slice selected (by turn).
 type exported struct {
 	source string
 	msgs   []conversation.Message
 	err    error
+	keys   map[int]string
 }
 
 // slice is what was said in the given turns of session id: the messages of
-// their prompts, each known by its turn record's key, and the answers.
-func (e exported) slice(st *state.Store, id string, turns []Turn) conversationSlice {
+// their prompts, each known by its turn record's key, and the answers. It
+// keeps each turn's key, for turn.
+func (e *exported) slice(st *state.Store, id string, turns []Turn) conversationSlice {
 	c := conversationSlice{source: e.source, err: e.err}
 	if e.err != nil {
 		return c
@@ -72,14 +77,25 @@ func (e exported) slice(st *state.Store, id string, turns []Turn) conversationSl
 		c.err = err
 		return c
 	}
-	c.data = conversation.Select(e.msgs, keys)
+	e.keys = keys
+	c.data = conversation.Select(e.msgs, slices.Collect(maps.Values(keys)))
 	return c
 }
 
+// turn is what was said in one turn of those slice was given: its
+// prompt's messages and the answers; ok is false when unknown.
+func (e *exported) turn(n int) (messages []byte, ok bool) {
+	key, found := e.keys[n]
+	if e.err != nil || !found {
+		return nil, false
+	}
+	return conversation.Select(e.msgs, []string{key}), true
+}
+
 // turnKeys are the keys (the agent's IDs of the prompts) of the turn-start
-// records of turns, read from the session's whole turn log: a continued
-// turn started in an earlier checkpoint.
-func turnKeys(st *state.Store, id string, turns []Turn) ([]string, error) {
+// records of turns, by turn, read from the session's whole turn log: a
+// continued turn started in an earlier checkpoint.
+func turnKeys(st *state.Store, id string, turns []Turn) (map[int]string, error) {
 	want := map[int]bool{}
 	for _, t := range turns {
 		want[t.Turn] = true
@@ -88,10 +104,10 @@ func turnKeys(st *state.Store, id string, turns []Turn) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the turns of %s: %w", id, err)
 	}
-	var keys []string
+	keys := map[int]string{}
 	for _, rec := range recs {
 		if rec.T == state.RecTurnStart && want[rec.Turn] && rec.Key != "" {
-			keys = append(keys, rec.Key)
+			keys[rec.Turn] = rec.Key
 		}
 	}
 	return keys, nil

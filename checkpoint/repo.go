@@ -95,8 +95,12 @@ func Open(commonDir string) (*Repo, error) {
 
 // TurnChanges fills in Turn.Changes of the turns of session s about to be
 // condensed. It must be deterministic for turns already condensed once, so
-// that a retry writes the same checkpoint.
-type TurnChanges func(s *state.Session, turns []Turn)
+// that a retry writes the same checkpoint. For a session whose agent keeps
+// its conversation in a database (state.Session.AgentDB), said gives the
+// messages of one of its turns as the agent answered for this condense
+// (JSON lines, as conversation.Select gives them; ok false when they could
+// not be read); nil for the others, whose transcript is a file.
+type TurnChanges func(s *state.Session, turns []Turn, said func(turn int) (messages []byte, ok bool))
 
 // SetTurnChanges has Condense call f on the turns of every checkpoint it
 // writes.

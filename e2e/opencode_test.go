@@ -19,10 +19,12 @@ import (
 // OpenCode 1.18.33, which runs offline against mock through its
 // openai-compatible provider, configured in the user's opencode.json (the
 // repository keeps only what tether wrote).
-func opencodeRepo(t *testing.T, mock *mockllm.Server) *repo {
+func opencodeRepo(t *testing.T) (*repo, *mockllm.Server) {
 	t.Helper()
 	bins := npmCLI(t, "opencode-ai", "1.18.33")
-	return newRepo(t, func(r *repo) {
+	var mock *mockllm.Server
+	r := newRepo(t, func(r *repo) {
+		mock = mockllm.NewChat(t, r.Dir)
 		r.addPath(bins)
 		// OpenCode installs its plugin package into each config directory
 		// it loads, with npm: one cache for every test's HOME.
@@ -49,6 +51,7 @@ func opencodeRepo(t *testing.T, mock *mockllm.Server) *repo {
 			t.Fatal(err)
 		}
 	}, "--agent", "opencode")
+	return r, mock
 }
 
 // opencodeTimeout bounds one opencode run: it starts in seconds on an idle
@@ -98,8 +101,7 @@ func turnEnded(t *testing.T, r *repo, id string, turns int) sweep.Row {
 // holding the prompt and the conversation as `opencode export` gives it.
 func TestOpenCodeRun(t *testing.T) {
 	t.Parallel()
-	mock := mockllm.NewChat(t, "")
-	r := opencodeRepo(t, mock)
+	r, mock := opencodeRepo(t)
 
 	p, out := opencodeRun(t, r, true, "say hello")
 	if !strings.Contains(out, mockllm.Reply) || !mock.Saw("say hello") {
@@ -154,8 +156,7 @@ func TestOpenCodeRun(t *testing.T) {
 // --session ID` revives that same session, which then has 2 turns.
 func TestOpenCodeKilled(t *testing.T) {
 	t.Parallel()
-	mock := mockllm.NewChat(t, "")
-	r := opencodeRepo(t, mock)
+	r, mock := opencodeRepo(t)
 	p := r.start("opencode", "run", "think hard [[hold]]")
 	select {
 	case <-mock.Held():
@@ -195,8 +196,7 @@ func TestOpenCodeKilled(t *testing.T) {
 // turn and kill -9: interrupted.
 func TestOpenCodeTUI(t *testing.T) {
 	t.Parallel()
-	mock := mockllm.NewChat(t, "")
-	r := opencodeRepo(t, mock)
+	r, mock := opencodeRepo(t)
 	tm := newTmux(r, "opencode")
 	oc := findProc(t, tm.pid(), "opencode", time.Minute)
 	tuiReady(t, tm)

@@ -83,8 +83,11 @@ type Session struct {
 	Agent       string `json:"agent"`
 	Phase       Phase  `json:"phase"`
 	// Waiting is what the agent waits for, while Phase is PhaseWaiting.
-	Waiting           *Wait     `json:"waiting,omitempty"`
-	Worktree          string    `json:"worktree,omitempty"`
+	Waiting  *Wait  `json:"waiting,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// Cwd is the agent's working directory, as its hooks last said:
+	// where the relative paths its tools name start.
+	Cwd               string    `json:"cwd,omitempty"`
 	Branch            string    `json:"branch,omitempty"`
 	StartedAt         time.Time `json:"started_at"`
 	UpdatedAt         time.Time `json:"updated_at"`

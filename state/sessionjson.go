@@ -63,6 +63,9 @@ func encodeSession(s *Session) ([]byte, error) {
 	if s.Worktree != "" {
 		e.str("worktree", s.Worktree)
 	}
+	if s.Cwd != "" {
+		e.str("cwd", s.Cwd)
+	}
 	if s.Branch != "" {
 		e.str("branch", s.Branch)
 	}
@@ -266,7 +269,7 @@ func decodeSession(data []byte, id string) (*Session, error) {
 // against the tags).
 var (
 	sessionNames = []string{
-		"version", "id", "incarnation", "agent", "phase", "waiting", "worktree", "branch", "started_at", "updated_at",
+		"version", "id", "incarnation", "agent", "phase", "waiting", "worktree", "cwd", "branch", "started_at", "updated_at",
 		"last_turn_started_at", "last_turn_ended_at", "last_hook_at", "turns", "last_prompt", "last_turn_key",
 		"turn_transcript_from", "owner",
 		"transcript_path", "transcript_root", "agent_db", "resumable", "resumable_reason", "ended_at", "end_reason", "end_note",
@@ -298,6 +301,8 @@ func (s *Session) decode(v jsontext.Value) error {
 			return decodePointer(&s.Waiting, v, decodeWait)
 		case "worktree":
 			return decodeString(&s.Worktree, v)
+		case "cwd":
+			return decodeString(&s.Cwd, v)
 		case "branch":
 			return decodeString(&s.Branch, v)
 		case "started_at":

@@ -32,22 +32,23 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 	var reader *snapshot.Reader
 	var live []*state.Session // read once, for the sessions sharing a worktree
 	listed := false
-	return func(s *state.Session, turns []checkpoint.Turn) {
+	return func(s *state.Session, turns []checkpoint.Turn, said func(int) ([]byte, bool)) {
 		// Only what the turn's own agent changed is the turn's: the paths
 		// its file tools wrote, and, where it ran a shell, the rest the
 		// captures saw, shared with another session working there
-		// meanwhile (ownChanges).
-		own := func(t *checkpoint.Turn, ch *snapshot.Changes) {
+		// meanwhile (ownChanges). What its tools wrote is read once for
+		// all the turns, when the first needs it.
+		var writes []agent.ToolWrites
+		var told []bool
+		own := func(i int, ch *snapshot.Changes) {
 			if !listed {
 				live, _, _ = st.List()
 				listed = true
 			}
-			to := t.TranscriptTo
-			if t.Running || to == 0 {
-				to = -1
+			if writes == nil {
+				writes, told = turnWrites(s, turns, said)
 			}
-			w, told := agent.TurnWrites(s.Agent, s.TranscriptRoot, s.TranscriptPath, t.TranscriptFrom, to)
-			ownChanges(ch, w, told, sharing(s, t, live), s.Worktree)
+			ownChanges(ch, writes[i], told[i], sharing(s, &turns[i], live), s.Worktree, s.Cwd)
 		}
 		log := func(msg string, err error, turn int) {
 			st.Logger().Warn(msg, state.LogKeySession, s.ID, "turn", turn, state.LogKeyError, err.Error())
@@ -89,7 +90,7 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 					log("changes: compare the turn's start with the commit", err, t.Turn)
 					continue
 				}
-				own(t, ch)
+				own(i, ch)
 				t.Changes = ch
 				continue
 			}
@@ -126,7 +127,7 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 					continue
 				}
 			}
-			own(t, ch)
+			own(i, ch)
 			t.Changes = ch
 		}
 	}
@@ -264,6 +265,41 @@ func sharing(s *state.Session, t *checkpoint.Turn, live []*state.Session) bool {
 	return false
 }
 
+// turnWrites reads what each turn's own tools wrote: from the agent's
+// transcript, each turn's part of it read once (agent.TurnWrites), or, for
+// an agent that keeps its conversation in a database, from the turn's
+// messages (said). told[i] is false where they cannot tell. A turn's part
+// of the transcript ends where it ended, else where the next turn starts
+// (an interrupted turn), else at the transcript's end (a running turn); a
+// continued turn whose start the earlier checkpoint did not give has no
+// known start.
+func turnWrites(s *state.Session, turns []checkpoint.Turn, said func(int) ([]byte, bool)) ([]agent.ToolWrites, []bool) {
+	if said != nil {
+		writes, told := make([]agent.ToolWrites, len(turns)), make([]bool, len(turns))
+		for i, t := range turns {
+			if messages, ok := said(t.Turn); ok {
+				writes[i], told[i] = agent.ConversationWrites(s.Agent, messages)
+			}
+		}
+		return writes, told
+	}
+	spans := make([]agent.Span, len(turns))
+	for i, t := range turns {
+		spans[i] = agent.Span{From: t.TranscriptFrom, To: t.TranscriptTo}
+		switch {
+		case t.Continued && t.StartedAt.IsZero():
+			spans[i].From = -1
+		case t.Running:
+			spans[i].To = -1
+		case t.TranscriptTo == 0 && i+1 < len(turns) && !turns[i+1].Continued:
+			spans[i].To = turns[i+1].TranscriptFrom
+		case t.TranscriptTo == 0:
+			spans[i].To = -1
+		}
+	}
+	return agent.TurnWrites(s.Agent, s.TranscriptRoot, s.TranscriptPath, spans)
+}
+
 // ownChanges keeps of a turn's changes what its own agent changed. Where
 // the agent's transcript tells (told), a path its file tools wrote is the
 // turn's; a path they did not write is the turn's only if it ran a tool
@@ -271,8 +307,9 @@ func sharing(s *state.Session, t *checkpoint.Turn, live []*state.Session) bool {
 // session shared the worktree, it is marked shared; any other path was
 // written by someone else and is left out. Where the transcript cannot
 // tell, the captures alone decide, and with another session there every
-// path is shared.
-func ownChanges(ch *snapshot.Changes, w agent.ToolWrites, told, shared bool, worktree string) {
+// path is shared. A relative path the agent named starts at its working
+// directory (cwd, else the worktree).
+func ownChanges(ch *snapshot.Changes, w agent.ToolWrites, told, shared bool, worktree, cwd string) {
 	ch.Shared = nil
 	if !told {
 		if shared {
@@ -282,6 +319,9 @@ func ownChanges(ch *snapshot.Changes, w agent.ToolWrites, told, shared bool, wor
 	}
 	own := map[string]bool{}
 	for _, p := range w.Paths {
+		if !filepath.IsAbs(p) && cwd != "" {
+			p = filepath.Join(cwd, p)
+		}
 		if rel, ok := inWorktree(worktree, p); ok {
 			own[rel] = true
 		}

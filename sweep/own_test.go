@@ -11,7 +11,8 @@ import (
 // A turn keeps what its own agent changed: what its file tools wrote;
 // with a shell run, the rest the captures saw too (shared when another
 // session worked there); nothing else. A transcript that cannot tell
-// leaves the captures to decide.
+// leaves the captures to decide. A relative path starts at the agent's
+// working directory, the worktree when unknown.
 func TestOwnChanges(t *testing.T) {
 	const wt = "/repo"
 	for _, tc := range []struct {
@@ -20,18 +21,22 @@ func TestOwnChanges(t *testing.T) {
 		told, other bool
 		want        []string
 		shared      []string
+		cwd         string
 	}{
-		{"its tool wrote a.txt, someone else b.txt", agent.ToolWrites{Paths: []string{"/repo/a.txt"}}, true, true, []string{"a.txt"}, nil},
-		{"wrote nothing, ran nothing", agent.ToolWrites{}, true, true, nil, nil},
-		{"a relative path", agent.ToolWrites{Paths: []string{"a.txt"}}, true, false, []string{"a.txt"}, nil},
-		{"a path outside the worktree", agent.ToolWrites{Paths: []string{"/elsewhere/a.txt", "/repo/../a.txt"}}, true, false, nil, nil},
-		{"ran a shell, alone", agent.ToolWrites{Shell: true}, true, false, []string{"a.txt", "b.txt"}, nil},
-		{"ran a shell, another session there", agent.ToolWrites{Paths: []string{"/repo/a.txt"}, Shell: true}, true, true, []string{"a.txt", "b.txt"}, []string{"b.txt"}},
-		{"transcript cannot tell, alone", agent.ToolWrites{}, false, false, []string{"a.txt", "b.txt"}, nil},
-		{"transcript cannot tell, another session there", agent.ToolWrites{}, false, true, []string{"a.txt", "b.txt"}, []string{"a.txt", "b.txt"}},
+		{"its tool wrote a.txt, someone else b.txt", agent.ToolWrites{Paths: []string{"/repo/a.txt"}}, true, true, []string{"a.txt"}, nil, ""},
+		{"wrote nothing, ran nothing", agent.ToolWrites{}, true, true, nil, nil, ""},
+		{"a relative path", agent.ToolWrites{Paths: []string{"a.txt"}}, true, false, []string{"a.txt"}, nil, ""},
+		{"a relative path from the agent's directory", agent.ToolWrites{Paths: []string{"a.txt", "../b.txt"}}, true, false, []string{"b.txt"}, nil, "/repo/sub"},
+		{"a relative path from the worktree's root", agent.ToolWrites{Paths: []string{"a.txt"}}, true, false, []string{"a.txt"}, nil, "/repo"},
+		{"a relative path out of it", agent.ToolWrites{Paths: []string{"../b.txt"}}, true, false, nil, nil, "/repo"},
+		{"a path outside the worktree", agent.ToolWrites{Paths: []string{"/elsewhere/a.txt", "/repo/../a.txt"}}, true, false, nil, nil, ""},
+		{"ran a shell, alone", agent.ToolWrites{Shell: true}, true, false, []string{"a.txt", "b.txt"}, nil, ""},
+		{"ran a shell, another session there", agent.ToolWrites{Paths: []string{"/repo/a.txt"}, Shell: true}, true, true, []string{"a.txt", "b.txt"}, []string{"b.txt"}, ""},
+		{"transcript cannot tell, alone", agent.ToolWrites{}, false, false, []string{"a.txt", "b.txt"}, nil, ""},
+		{"transcript cannot tell, another session there", agent.ToolWrites{}, false, true, []string{"a.txt", "b.txt"}, []string{"a.txt", "b.txt"}, ""},
 	} {
 		ch := &snapshot.Changes{Added: []string{"a.txt"}, Modified: []string{"b.txt"}}
-		ownChanges(ch, tc.w, tc.told, tc.other, wt)
+		ownChanges(ch, tc.w, tc.told, tc.other, wt, tc.cwd)
 		if got := ch.Paths(); !slices.Equal(got, tc.want) || !slices.Equal(ch.Shared, tc.shared) {
 			t.Errorf("%s: paths %q shared %q, want %q shared %q", tc.name, got, ch.Shared, tc.want, tc.shared)
 		}

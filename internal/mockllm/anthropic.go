@@ -11,11 +11,28 @@ import (
 // NewAnthropic starts a mock of Anthropic's Messages API as Claude Code
 // uses it: POST /v1/messages (streamed as server-sent events, or whole),
 // and /v1/messages/count_tokens. A [[write PATH]] turn is one call of
-// Claude Code's Bash tool running ShellWrite(PATH). Requests that offer no
+// Claude Code's Bash tool running ShellWrite(PATH), a [[shell PATH]] turn
+// the same, an [[edit PATH]] turn one of its Edit. Requests that offer no
 // tools are Claude Code's side calls (titles, quota probes): they get
 // Reply whatever their text says.
 func NewAnthropic(tb testing.TB) *Server {
 	return start(tb, anthropic)
+}
+
+// anthropicCall is the tool_use block (name and input) that does what m
+// asks: Claude Code's Bash running ShellCommand for a write, a shell
+// command, a delete or a move, its Edit for an edit; nil for the others.
+func anthropicCall(m Marker) map[string]any {
+	switch m.Kind {
+	case Write, Shell, Delete, Move:
+		if m.Kind == Write {
+			m.Kind = Shell
+		}
+		return map[string]any{"name": "Bash", "input": map[string]any{"command": ShellCommand(m), "description": "Change files for the user"}}
+	case Edit:
+		return map[string]any{"name": "Edit", "input": map[string]any{"file_path": m.Path, "old_string": EditOld, "new_string": EditNew}}
+	}
+	return nil
 }
 
 // anthropicRequest is what the mock reads of a Messages request.
@@ -91,12 +108,9 @@ func anthropic(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 			stop = "tool_use"
 		}
 	}
-	if m.Kind == Write {
-		content = []any{map[string]any{
-			"type": "tool_use", "id": fmt.Sprintf("toolu_mock%d", len(s.Requests())), "name": "Bash",
-			"input": map[string]any{"command": ShellWrite(m.Path), "description": "Write " + m.Path},
-		}}
-		stop = "tool_use"
+	if call := anthropicCall(m); call != nil {
+		call["type"], call["id"] = "tool_use", fmt.Sprintf("toolu_mock%d", len(s.Requests()))
+		content, stop = []any{call}, "tool_use"
 	}
 	msg := map[string]any{
 		"id": fmt.Sprintf("msg_mock%d", len(s.Requests())), "type": "message", "role": "assistant",

@@ -14,11 +14,10 @@ import (
 // and GET <base>/models. It is what Copilot CLI's bring-your-own-key mode,
 // OpenCode's openai-compatible provider, Pi's openai-completions provider
 // and Qwen Code's openai auth call: give them URL+"/v1". The agent works
-// in dir: a [[write PATH]] turn is one call of the tool the request offers
-// for writing a file, with PATH made absolute in dir (Copilot CLI's
-// create, OpenCode's and Pi's write, Droid's Create, Qwen Code's
-// write_file, else a bash tool running ShellWrite). Requests that offer no
-// tools are side calls (titles): they get Reply whatever their text says.
+// in dir: a [[write PATH]], [[edit PATH]] or [[shell PATH]] turn is one
+// call of the tool the request offers for it, with PATH made absolute in
+// dir (chatCall). Requests that offer no tools are side calls (titles):
+// they get Reply whatever their text says.
 func NewChat(tb testing.TB, dir string) *Server {
 	return start(tb, func(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 		chat(s, w, r, body, dir)
@@ -56,18 +55,25 @@ func chat(s *Server, w http.ResponseWriter, r *http.Request, body []byte, dir st
 		chatError(w, http.StatusBadRequest, "mock: "+err.Error())
 		return
 	}
-	m := Marker{Kind: Plain}
+	m, step := Marker{Kind: Plain}, 0
 	if len(req.Tools) > 0 {
-		// The last user message, unless a tool's result came after it:
-		// then this is the follow-up of a write, answered plainly.
+		// The last user message, and how many tools' results came after
+		// it: the steps of its turn done.
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if role := req.Messages[i].Role; role == "tool" {
-				break
+				step++
 			} else if role == "user" {
 				m = Parse(chatText(req.Messages[i].Content))
 				break
 			}
 		}
+	}
+	// An edit reads its file first where the agent has a tool for that
+	// (Qwen Code edits only a file its session has read), then edits it;
+	// any other marker's turn is one call. What follows is answered plainly.
+	readName, readArgs, reads := chatRead(req, dir, m)
+	if step > 0 && !(m.Kind == Edit && reads && step == 1) {
+		m = Marker{Kind: Plain}
 	}
 	model := req.Model
 	if model == "" {
@@ -86,8 +92,11 @@ func chat(s *Server, w http.ResponseWriter, r *http.Request, body []byte, dir st
 		startStream(w)
 		event(w, "", chatChunk(model, map[string]any{"role": "assistant", "content": HoldText}, nil))
 		s.hold(r)
-	case Write:
-		name, args := chatWriteCall(req, dir, m.Path)
+	case Write, Edit, Shell, Delete, Move:
+		name, args := chatCall(req, dir, m)
+		if m.Kind == Edit && reads && step == 0 {
+			name, args = readName, readArgs
+		}
 		chatToolCall(s, w, req.Stream, model, name, args)
 	case Ask:
 		offered := map[string]json.RawMessage{}
@@ -135,37 +144,112 @@ func chatText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// chatWriteCall is the tool call that makes the agent write path (made
-// absolute in dir) with Content, in the tool the request offers for it.
-func chatWriteCall(req chatRequest, dir, path string) (name, args string) {
+// chatCall is the tool call that does what m asks, with m's paths made
+// absolute in dir, in the tool the request offers for it: a write with
+// Content (Copilot CLI's create, OpenCode's and Pi's write, Droid's
+// Create, Qwen Code's write_file), an edit of Content into Edited (their
+// edit tools), else, and for Shell, Delete and Move, their shell tool
+// running ShellCommand.
+func chatCall(req chatRequest, dir string, m Marker) (name, args string) {
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	path := abs(m.Path)
+	offered := map[string]json.RawMessage{}
+	for _, t := range req.Tools {
+		offered[t.Function.Name] = t.Function.Parameters
+	}
+	has := func(tool, prop string) bool {
+		params, ok := offered[tool]
+		return ok && (prop == "" || hasProperty(params, prop))
+	}
+	var a map[string]any
+	switch patch := Patch(m); {
+	case patch != "" && has("apply_patch", "patchText"): // OpenCode, for the models it gives apply_patch
+		name, a = "apply_patch", map[string]any{"patchText": patch}
+	case m.Kind == Write:
+		switch {
+		case has("create", ""): // Copilot CLI
+			name, a = "create", map[string]any{"path": path, "file_text": Content}
+		case has("write", "filePath"): // OpenCode
+			name, a = "write", map[string]any{"filePath": path, "content": Content}
+		case has("write", ""): // Pi
+			name, a = "write", map[string]any{"path": path, "content": Content}
+		case has("Create", ""): // Factory's Droid
+			name, a = "Create", map[string]any{"file_path": path, "content": Content}
+		case has("write_file", ""): // Qwen Code
+			name, a = "write_file", map[string]any{"file_path": path, "content": Content}
+		}
+	case m.Kind == Edit:
+		switch {
+		case has("edit", "edits"): // Pi
+			name, a = "edit", map[string]any{"path": path, "edits": []any{map[string]string{"oldText": EditOld, "newText": EditNew}}}
+		case has("edit", "filePath"): // OpenCode
+			name, a = "edit", map[string]any{"filePath": path, "oldString": EditOld, "newString": EditNew}
+		case has("edit", "old_str"): // Copilot CLI
+			name, a = "edit", map[string]any{"path": path, "old_str": EditOld, "new_str": EditNew}
+		case has("Edit", ""): // Factory's Droid
+			name, a = "Edit", map[string]any{"file_path": path, "old_str": EditOld, "new_str": EditNew}
+		case has("edit", "old_string"): // Qwen Code
+			name, a = "edit", map[string]any{"file_path": path, "old_string": EditOld, "new_string": EditNew}
+		}
+	}
+	if name == "" {
+		shell := m
+		if m.Kind == Write || m.Kind == Edit {
+			shell = Marker{Kind: Shell, Path: path}
+		}
+		command := ShellCommand(shell)
+		switch {
+		case has("Execute", ""): // Factory's Droid
+			name, a = "Execute", map[string]any{"command": command, "summary": "Change files for the user",
+				"riskLevel": "low", "riskLevelReason": "It changes one file of the project."}
+		case has("run_shell_command", ""): // Qwen Code
+			name, a = "run_shell_command", map[string]any{"command": command, "description": "Change files for the user"}
+		default: // Copilot CLI, OpenCode, Pi
+			name, a = "bash", map[string]any{"command": command}
+			if has("bash", "description") {
+				a["description"] = "Change files for the user"
+			}
+		}
+	}
+	b, _ := json.Marshal(a) // strings, and lists and maps of them
+	return name, string(b)
+}
+
+// chatRead is the call of the agent's tool for reading a file that an
+// edit marker's turn makes first (Copilot CLI's view, OpenCode's and Pi's
+// read, Droid's Read, Qwen Code's read_file); ok is false for another
+// marker, or when the request offers none.
+func chatRead(req chatRequest, dir string, m Marker) (name, args string, ok bool) {
+	if m.Kind != Edit {
+		return "", "", false
+	}
+	path := m.Path
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	offered := map[string]bool{}
-	var writeParams json.RawMessage
-	for _, t := range req.Tools {
-		offered[t.Function.Name] = true
-		if t.Function.Name == "write" {
-			writeParams = t.Function.Parameters
-		}
-	}
 	var a map[string]string
-	switch {
-	case offered["create"]: // Copilot CLI
-		name, a = "create", map[string]string{"path": path, "file_text": Content}
-	case offered["write"] && hasProperty(writeParams, "filePath"): // OpenCode
-		name, a = "write", map[string]string{"filePath": path, "content": Content}
-	case offered["write"]: // Pi
-		name, a = "write", map[string]string{"path": path, "content": Content}
-	case offered["Create"]: // Factory's Droid
-		name, a = "Create", map[string]string{"file_path": path, "content": Content}
-	case offered["write_file"]: // Qwen Code
-		name, a = "write_file", map[string]string{"file_path": path, "content": Content}
-	default:
-		name, a = "bash", map[string]string{"command": ShellWrite(path), "description": "Write " + filepath.Base(path)}
+	for _, t := range req.Tools {
+		switch n := t.Function.Name; {
+		case n == "view": // Copilot CLI
+			a = map[string]string{"path": path}
+		case n == "read" && hasProperty(t.Function.Parameters, "filePath"): // OpenCode
+			a = map[string]string{"filePath": path}
+		case n == "read": // Pi
+			a = map[string]string{"path": path}
+		case n == "Read", n == "read_file": // Factory's Droid, Qwen Code
+			a = map[string]string{"file_path": path}
+		default:
+			continue
+		}
+		b, _ := json.Marshal(a) // a map of strings
+		return t.Function.Name, string(b), true
 	}
-	b, _ := json.Marshal(a) // a map of strings always marshals
-	return name, string(b)
+	return "", "", false
 }
 
 // hasProperty tells whether a tool's JSON schema declares property name.

@@ -96,66 +96,95 @@ func TestChatPlainReply(t *testing.T) {
 	}
 }
 
-// The write marker gives one call of the tool the agent offers for
-// writing a file, with the path made absolute in the agent's directory;
-// the follow-up carrying its result gets a plain reply.
+// The write, edit and shell markers give one call of the tool the agent
+// offers for each (an edit reads its file first, where the agent has a
+// tool for that), with the path made absolute in the agent's directory
+// (the shell's as the marker gives it); the follow-up carrying the last
+// result gets a plain reply. The tool sets are the agents' own (their
+// names and the properties the mock looks at).
 func TestChatWrite(t *testing.T) {
+	var (
+		copilot  = []string{"bash(command,description)", "view(path)", "create(path,file_text)", "edit(path,old_str,new_str)"}
+		opencode = []string{"bash(command,timeout,workdir)", "edit(filePath,oldString,newString)", "read(filePath)", "write(content,filePath)"}
+		gpt      = []string{"bash(command,timeout,workdir)", "apply_patch(patchText)", "read(filePath)"}
+		pi       = []string{"read(path)", "bash(command,timeout)", "edit(path,edits)", "write(path,content)"}
+		droid    = []string{"Read(file_path)", "Execute(summary,command,riskLevel,riskLevelReason)", "Edit(file_path,old_str,new_str)", "Create(file_path,content)"}
+		qwen     = []string{"edit(file_path,old_string,new_string)", "read_file(file_path)", "run_shell_command(command,description)", "write_file(file_path,content)"}
+		shellA   = ShellWrite("a.txt")
+		change   = "Change files for the user"
+	)
+	type args = map[string]any
+	type call struct {
+		tool string
+		args args
+	}
 	for _, tc := range []struct {
-		offered  []string
-		tool     string
-		wantArgs map[string]string
+		name    string
+		offered []string
+		prompt  string
+		want    []call
 	}{
-		{[]string{"bash", "view", "create", "edit"}, "create", map[string]string{"path": "/repo/a.txt", "file_text": "written by the agent\n"}},
-		{[]string{"bash", "read", "write(filePath,content)"}, "write", map[string]string{"filePath": "/repo/a.txt", "content": "written by the agent\n"}},
-		{[]string{"read", "bash", "edit", "write(path,content)"}, "write", map[string]string{"path": "/repo/a.txt", "content": "written by the agent\n"}},
-		{[]string{"Read", "Execute", "Create(file_path,content)"}, "Create", map[string]string{"file_path": "/repo/a.txt", "content": "written by the agent\n"}},
-		{[]string{"run_shell_command", "write_file(file_path,content)"}, "write_file", map[string]string{"file_path": "/repo/a.txt", "content": "written by the agent\n"}},
-		{[]string{"bash"}, "bash", map[string]string{"command": `printf 'written by the agent\n' > '/repo/a.txt'`, "description": "Write a.txt"}},
+		{"copilot write", copilot, "[[write a.txt]]", []call{{"create", args{"path": "/repo/a.txt", "file_text": Content}}}},
+		{"copilot edit", copilot, "[[edit a.txt]]", []call{{"view", args{"path": "/repo/a.txt"}},
+			{"edit", args{"path": "/repo/a.txt", "old_str": EditOld, "new_str": EditNew}}}},
+		{"copilot shell", copilot, "[[shell a.txt]]", []call{{"bash", args{"command": shellA, "description": change}}}},
+		{"opencode write", opencode, "[[write a.txt]]", []call{{"write", args{"filePath": "/repo/a.txt", "content": Content}}}},
+		{"opencode edit", opencode, "[[edit a.txt]]", []call{{"read", args{"filePath": "/repo/a.txt"}},
+			{"edit", args{"filePath": "/repo/a.txt", "oldString": EditOld, "newString": EditNew}}}},
+		{"opencode shell", opencode, "[[shell a.txt]]", []call{{"bash", args{"command": shellA}}}},
+		{"opencode gpt write", gpt, "[[write a.txt]]", []call{{"apply_patch", args{"patchText": Patch(Marker{Kind: Write, Path: "a.txt"})}}}},
+		{"opencode gpt move", gpt, "[[move a.txt b.txt]]", []call{{"apply_patch", args{"patchText": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n edited by the agent\n*** End Patch\n"}}}},
+		{"pi write", pi, "[[write a.txt]]", []call{{"write", args{"path": "/repo/a.txt", "content": Content}}}},
+		{"pi edit", pi, "[[edit a.txt]]", []call{{"read", args{"path": "/repo/a.txt"}},
+			{"edit", args{"path": "/repo/a.txt", "edits": []any{args{"oldText": EditOld, "newText": EditNew}}}}}},
+		{"pi delete", pi, "[[delete a.txt]]", []call{{"bash", args{"command": "rm -- 'a.txt'"}}}},
+		{"droid write", droid, "[[write a.txt]]", []call{{"Create", args{"file_path": "/repo/a.txt", "content": Content}}}},
+		{"droid edit", droid, "[[edit a.txt]]", []call{{"Read", args{"file_path": "/repo/a.txt"}},
+			{"Edit", args{"file_path": "/repo/a.txt", "old_str": EditOld, "new_str": EditNew}}}},
+		{"droid move", droid, "[[move a.txt b.txt]]", []call{{"Execute", args{"command": "mv -- 'a.txt' 'b.txt'", "summary": change,
+			"riskLevel": "low", "riskLevelReason": "It changes one file of the project."}}}},
+		{"qwen write", qwen, "[[write a.txt]]", []call{{"write_file", args{"file_path": "/repo/a.txt", "content": Content}}}},
+		{"qwen edit", qwen, "[[edit a.txt]]", []call{{"read_file", args{"file_path": "/repo/a.txt"}},
+			{"edit", args{"file_path": "/repo/a.txt", "old_string": EditOld, "new_string": EditNew}}}},
+		{"qwen shell", qwen, "[[shell a.txt]]", []call{{"run_shell_command", args{"command": shellA, "description": change}}}},
+		{"bash only", []string{"bash(command,description)"}, "[[write a.txt]]", []call{{"bash", args{"command": ShellWrite("/repo/a.txt"), "description": change}}}},
+		{"edit with no read tool", []string{"edit(path,old_str,new_str)"}, "[[edit a.txt]]", []call{{"edit", args{"path": "/repo/a.txt", "old_str": EditOld, "new_str": EditNew}}}},
 	} {
-		t.Run(tc.offered[len(tc.offered)-1], func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			c := NewChat(t, "/repo")
-			prompt := "please [[write a.txt]] now"
-			resp := chatPost(t, t.Context(), c, map[string]any{"model": "m", "stream": true,
-				"messages": []any{userMsg(prompt)}, "tools": tools(tc.offered...)})
-			chunks, done := readStream(t, resp.Body)
-			resp.Body.Close()
-			if !done || len(chunks) != 2 || len(chunks[0].Choices[0].Delta.ToolCalls) != 1 || *chunks[1].Choices[0].FinishReason != "tool_calls" {
-				t.Fatalf("stream: %+v", chunks)
+			msgs := []any{userMsg("please " + tc.prompt + " now")}
+			for i := 0; ; i++ {
+				resp := chatPost(t, t.Context(), c, map[string]any{"model": "m", "stream": true, "messages": msgs, "tools": tools(tc.offered...)})
+				chunks, done := readStream(t, resp.Body)
+				resp.Body.Close()
+				if i == len(tc.want) {
+					if len(chunks) == 0 || chunks[0].Choices[0].Delta.Content != "done." {
+						t.Fatalf("after the last call: %+v", chunks)
+					}
+					break
+				}
+				if !done || len(chunks) != 2 || len(chunks[0].Choices[0].Delta.ToolCalls) != 1 || *chunks[1].Choices[0].FinishReason != "tool_calls" {
+					t.Fatalf("call %d: stream %+v", i, chunks)
+				}
+				got := chunks[0].Choices[0].Delta.ToolCalls[0]
+				var gotArgs any
+				if err := json.Unmarshal([]byte(got.Function.Arguments), &gotArgs); err != nil {
+					t.Fatal(err)
+				}
+				gotJSON, _ := json.Marshal(gotArgs)
+				wantJSON, _ := json.Marshal(tc.want[i].args)
+				if got.Function.Name != tc.want[i].tool || string(gotJSON) != string(wantJSON) {
+					t.Fatalf("call %d: %s %s, want %s %s", i, got.Function.Name, gotJSON, tc.want[i].tool, wantJSON)
+				}
+				msgs = append(msgs,
+					map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": got.ID, "type": "function", "function": got.Function}}},
+					map[string]any{"role": "tool", "tool_call_id": got.ID, "content": "ok"})
 			}
-			call := chunks[0].Choices[0].Delta.ToolCalls[0]
-			var args map[string]string
-			if err := json.Unmarshal([]byte(call.Function.Arguments), &args); err != nil {
-				t.Fatal(err)
-			}
-			if call.Function.Name != tc.tool || !equalMaps(args, tc.wantArgs) {
-				t.Fatalf("call %s %v, want %s %v", call.Function.Name, args, tc.tool, tc.wantArgs)
-			}
-			resp = chatPost(t, t.Context(), c, map[string]any{"model": "m", "stream": true, "tools": tools(tc.offered...),
-				"messages": []any{userMsg(prompt),
-					map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": call.ID, "type": "function", "function": call.Function}}},
-					map[string]any{"role": "tool", "tool_call_id": call.ID, "content": "Created file"}}})
-			chunks, _ = readStream(t, resp.Body)
-			resp.Body.Close()
-			if len(chunks) == 0 || chunks[0].Choices[0].Delta.Content != "done." {
-				t.Fatalf("follow-up: %+v", chunks)
-			}
-			if reqs := c.Requests(); len(reqs) != 2 {
-				t.Fatalf("recorded %+v", reqs)
+			if reqs := c.Requests(); len(reqs) != len(tc.want)+1 {
+				t.Fatalf("recorded %d requests, want %d", len(reqs), len(tc.want)+1)
 			}
 		})
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // A held stream has sent its headers and first chunk, and ends when the

@@ -11,7 +11,9 @@ import (
 // (GOOGLE_GEMINI_BASE_URL): POST /v1beta/models/MODEL:generateContent for
 // the CLI's JSON side calls (the model router, the next-speaker check),
 // and MODEL:streamGenerateContent?alt=sse for the turn itself. A
-// [[write PATH]] turn is one call of Gemini CLI's write_file tool.
+// [[write PATH]] turn is one call of Gemini CLI's write_file tool, an
+// [[edit PATH]] turn one of its replace, a [[shell PATH]] turn one of its
+// run_shell_command (PATH as given: relative to the working directory).
 func NewGemini(tb testing.TB) *Server {
 	return start(tb, gemini)
 }
@@ -72,6 +74,15 @@ func gemini(s *Server, w http.ResponseWriter, r *http.Request, body []byte) {
 	case Write:
 		part = map[string]any{"functionCall": map[string]any{
 			"name": "write_file", "args": map[string]any{"file_path": m.Path, "content": Content},
+		}}
+	case Edit:
+		part = map[string]any{"functionCall": map[string]any{
+			"name": "replace", "args": map[string]any{"file_path": m.Path, "instruction": "Say the agent edited it.",
+				"old_string": EditOld, "new_string": EditNew},
+		}}
+	case Shell, Delete, Move:
+		part = map[string]any{"functionCall": map[string]any{
+			"name": "run_shell_command", "args": map[string]any{"command": ShellCommand(m), "description": "Change files for the user"},
 		}}
 	case Ask:
 		offered := map[string]json.RawMessage{}

@@ -9,8 +9,9 @@ import (
 
 // NewResponses mocks OpenAI's Responses API as Codex uses it: POST
 // /v1/responses with "stream": true, answered in server-sent events. Codex's
-// base_url is URL + "/v1". Write turns call Codex's shell tool,
-// exec_command {"cmd": ...}. Codex's hidden title-generation thread quotes
+// base_url is URL + "/v1". Write turns call Codex's apply_patch where the
+// request offers it (responsesCall), else its shell tool, exec_command
+// {"cmd": ...}, as do shell turns. Codex's hidden title-generation thread quotes
 // the user's prompt, markers and all: it gets a title, never a marker's
 // answer.
 func NewResponses(tb testing.TB) *Server {
@@ -101,13 +102,8 @@ func serveResponses(s *Server, w http.ResponseWriter, r *http.Request, body []by
 			break
 		}
 		responsesText(w, Reply)
-	case Write:
-		call := map[string]string{"cmd": ShellWrite(mk.Path)}
-		if mk.Escalate {
-			call["sandbox_permissions"], call["justification"] = "require_escalated", "Write "+mk.Path+"?"
-		}
-		args, _ := json.Marshal(call)
-		item := map[string]any{"type": "function_call", "id": "fc_mock", "call_id": "call_mock", "name": "exec_command", "arguments": string(args)}
+	case Write, Edit, Shell, Delete, Move:
+		item := responsesCall(mk, offersApplyPatch(body))
 		responsesEvent(w, "response.output_item.added", map[string]any{"output_index": 0, "item": item})
 		responsesEvent(w, "response.output_item.done", map[string]any{"output_index": 0, "item": item})
 	default:
@@ -119,6 +115,68 @@ func serveResponses(s *Server, w http.ResponseWriter, r *http.Request, body []by
 	}
 	responsesEvent(w, "response.completed", map[string]any{"response": map[string]any{"id": "resp_mock", "status": "completed",
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+}
+
+// offersApplyPatch tells whether the request offers Codex's apply_patch
+// as a tool of its own (a freeform tool, for the models Codex knows to
+// take one).
+func offersApplyPatch(body []byte) bool {
+	var req struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &req) // it parsed as a request before
+	for _, t := range req.Tools {
+		if t.Name == "apply_patch" {
+			return true
+		}
+	}
+	return false
+}
+
+// responsesCall is the output item calling the tool that does what mk
+// asks: apply_patch, when offered, for a write, an edit, a delete or a
+// move; without it an edit is the patch given to exec_command as the
+// apply_patch command Codex's instructions teach (which Codex runs
+// itself); the rest is exec_command running ShellCommand (ShellWrite for
+// a write).
+func responsesCall(mk Marker, applyPatch bool) map[string]any {
+	if patch := Patch(mk); patch != "" && applyPatch {
+		return map[string]any{"type": "custom_tool_call", "id": "ctc_mock", "call_id": "call_mock", "name": "apply_patch", "input": patch}
+	}
+	call := map[string]string{"cmd": ShellCommand(mk)}
+	switch {
+	case mk.Kind == Edit:
+		call["cmd"] = "apply_patch <<'EOF'\n" + Patch(mk) + "EOF\n"
+	case mk.Escalate:
+		call["sandbox_permissions"], call["justification"] = "require_escalated", "Write "+mk.Path+"?"
+	}
+	args, _ := json.Marshal(call)
+	return map[string]any{"type": "function_call", "id": "fc_mock", "call_id": "call_mock", "name": "exec_command", "arguments": string(args)}
+}
+
+// Patch is the apply_patch patch that does what mk asks (Codex's patch
+// format, which OpenCode's apply_patch takes too: *** Add File, *** Update
+// File with a hunk turning Content into Edited, *** Delete File, *** Update
+// File with *** Move to and a hunk of context, Edited); "" for a marker
+// that writes no file, or a write that asks to escalate.
+func Patch(mk Marker) string {
+	var body string
+	switch {
+	case mk.Kind == Write && !mk.Escalate:
+		body = "*** Add File: " + mk.Path + "\n+" + EditOld + "\n"
+	case mk.Kind == Edit:
+		body = "*** Update File: " + mk.Path + "\n@@\n-" + EditOld + "\n+" + EditNew + "\n"
+	case mk.Kind == Delete:
+		body = "*** Delete File: " + mk.Path + "\n"
+	case mk.Kind == Move:
+		// apply_patch refuses an update with no hunk: one of context.
+		body = "*** Update File: " + mk.Path + "\n*** Move to: " + mk.To + "\n@@\n " + EditNew + "\n"
+	default:
+		return ""
+	}
+	return "*** Begin Patch\n" + body + "*** End Patch\n"
 }
 
 // responsesText streams an assistant message saying text.
