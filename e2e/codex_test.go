@@ -401,3 +401,63 @@ func TestCodexTUI(t *testing.T) {
 	onlyCodexSession(t, r.sessions(true))
 	r.checkClean()
 }
+
+// codexModel makes model the one Codex asks the mock for. Codex gives
+// apply_patch as a tool of its own only to models it knows (gpt-5.5 does
+// take one); the mock answers any name.
+func codexModel(t *testing.T, r *repo, model string) {
+	t.Helper()
+	path := filepath.Join(r.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := strings.Replace(string(b), `model = "mock-model"`, fmt.Sprintf("model = %q", model), 1)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCodexTwoSessions: two Codex sessions in one worktree, one writing
+// a.txt with apply_patch while the other's turn runs (held by the mock,
+// then ended with SIGINT). Both turns' captures saw a.txt appear; only the
+// writer's rollout holds the call that wrote it. The idle turn is credited
+// with nothing, and the commit of a.txt links the writer's checkpoint
+// alone.
+func TestCodexTwoSessions(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewResponses(t)
+	r := codexRepo(t, mock, "--trust")
+	codexModel(t, r, "gpt-5.5")
+
+	held := codexExec(r, "hold on [[hold]]")
+	waitHeld(t, mock)
+	heldAgent := codexAgent(t, held)
+	idle := r.waitSession("the held turn recorded", codexWait, func(s sweep.Row) bool { return s.Phase == "active" })
+
+	w := codexExec(r, "write it [[write a.txt]]")
+	if err := w.wait(codexWait); err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, w.output())
+	}
+	writer := r.waitSession("the writer's session ended", codexWait, func(s sweep.Row) bool { return s.ID != idle.ID && s.Phase == "ended" })
+	signal(t, heldAgent, syscall.SIGINT)
+	held.wait(codexWait)
+	idle = r.sweepUntilEnded(idle.ID)
+	writer = sessionByID(t, r.sessions(false), writer.ID)
+	if len(idle.Checkpoints) != 1 || len(writer.Checkpoints) != 1 {
+		t.Fatalf("checkpoints: idle %v, writer %v; want one each", idle.Checkpoints, writer.Checkpoints)
+	}
+
+	r.commitWritten("a.txt")
+	note := r.git("notes", "--ref=tether", "show", "HEAD")
+	if !strings.Contains(note, writer.Checkpoints[0]) || strings.Contains(note, idle.Checkpoints[0]) {
+		t.Errorf("the note of a.txt's commit links %q; want the writer's checkpoint %s alone (the idle one is %s)", note, writer.Checkpoints[0], idle.Checkpoints[0])
+	}
+	if show := r.show(idle.Checkpoints[0], false); strings.Contains(show, "a.txt") || !strings.Contains(show, "changed no files") {
+		t.Errorf("the idle turn's checkpoint:\n%s\nwant it credited with nothing", show)
+	}
+	if show := r.show(writer.Checkpoints[0], false); !strings.Contains(show, "A a.txt") || strings.Contains(show, "shared") {
+		t.Errorf("the writer's checkpoint:\n%s\nwant a.txt, its own (written with apply_patch: a shell's write would be shared)", show)
+	}
+	r.checkClean()
+}
