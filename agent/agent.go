@@ -110,9 +110,10 @@ type adapter struct {
 	// failure reads a transcript line for readTurnEnd, for an agent whose
 	// hook for a failed turn may never record it; nil for the others.
 	failure func(line []byte) (msg string, ok bool)
-	// stopFailures: the agent's turn end says nothing of a failure (Droid
-	// fires Stop after a failed model call too): the hook reads it from
-	// the transcript at every turn end (TurnFailure).
+	// stopFailures: the agent's turn end may say nothing of a failure
+	// (Droid fires Stop after a failed model call too; Qwen Code's
+	// idle_prompt may end a turn before its StopFailure lands): the hook
+	// reads it from the transcript at every turn end (TurnFailure).
 	stopFailures bool
 	// turns reads a transcript line for the start or the end of a turn,
 	// for an agent that may run a turn it never announced (see

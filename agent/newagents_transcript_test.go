@@ -124,8 +124,17 @@ func TestQwenFailure(t *testing.T) {
 	}
 	// The TUI's failed turn fired StopFailure; the turn after it, had
 	// there been one, answered: the error is the last word here.
-	root, path, _ = recordedTranscript(t, "qwen/tui_transcript.jsonl", "")
+	root, path, data := recordedTranscript(t, "qwen/tui_transcript.jsonl", "")
 	if got := readTurnEnd("qwen", root, path, 0, -1, true); got.Failure == "" {
 		t.Errorf("the TUI's last turn failed: %+v", got)
+	}
+	// Its idle_prompt, landing before its StopFailure, ends the failed
+	// turn: the turn end reads the failure; the turn before failed not.
+	failed := offsetOf(t, data, `"text":"boom [[fail]]"`)
+	if got := TurnFailure("qwen", root, path, failed, -1); got != "BadRequestError: 400 mock failure (MOCK_FAIL)" {
+		t.Errorf("the failed turn's end: %q", got)
+	}
+	if got := TurnFailure("qwen", root, path, offsetOf(t, data, `"text":"wait [[hold]]"`), failed); got != "" {
+		t.Errorf("the held turn's end: %q, want no failure", got)
 	}
 }

@@ -24,7 +24,11 @@ func qwen() adapter {
 		resume:  resumeWith("qwen", "", "--resume", "--resume"),
 		fresh:   freshWith("qwen", "-i", "--prompt-interactive"),
 		failure: qwenFailure,
-		writes:  qwenTools.writes,
+		// Its TUI sends StopFailure and then, back at its prompt,
+		// idle_prompt, each hook on its own: the idle_prompt may land
+		// first and end the turn, which must then read the failure.
+		stopFailures: true,
+		writes:       qwenTools.writes,
 	}
 }
 
