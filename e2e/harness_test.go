@@ -523,10 +523,20 @@ func (s *tmuxSession) text(text string) {
 
 // prompt types a prompt into the TUI and submits it once the pane shows
 // it whole: a TUI takes typed text in chunks, and Enter must come after.
+// A TUI busy redrawing may drop a key (Droid's, just after an Esc): text
+// not shown whole is cleared (Ctrl-U) and typed again.
 func (s *tmuxSession) prompt(text string) {
 	s.t.Helper()
-	s.text(text)
-	s.waitText(text, 30*time.Second)
+	for try := 1; ; try++ {
+		s.text(text)
+		if s.shows(text, 10*time.Second) {
+			break
+		}
+		if try == 3 {
+			s.t.Fatalf("the tmux pane never showed %q whole:\n%s", text, s.capture())
+		}
+		s.keys("C-u")
+	}
 	s.keys("Enter")
 }
 
