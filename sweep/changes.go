@@ -30,7 +30,7 @@ type atCommit struct {
 // logged: a checkpoint is never held up by them.
 func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.TurnChanges {
 	var reader *snapshot.Reader
-	var live []*state.Session // read once, for the sessions sharing a worktree
+	var sessions []*state.Session // read once, for the sessions sharing a worktree
 	listed := false
 	return func(s *state.Session, turns []checkpoint.Turn, said func(int) ([]byte, bool)) {
 		// Only what the turn's own agent changed is the turn's: the paths
@@ -42,13 +42,13 @@ func turnChanges(st *state.Store, commonDir string, at *atCommit) checkpoint.Tur
 		var told []bool
 		own := func(i int, ch *snapshot.Changes) {
 			if !listed {
-				live, _, _ = st.List()
+				sessions, _, _ = st.List()
 				listed = true
 			}
 			if writes == nil {
 				writes, told = turnWrites(s, turns, said)
 			}
-			ownChanges(ch, writes[i], told[i], sharing(s, &turns[i], live), s.Worktree, s.Cwd)
+			ownChanges(ch, writes[i], told[i], sharing(s, &turns[i], sessions), s.Worktree, s.Cwd)
 		}
 		log := func(msg string, err error, turn int) {
 			st.Logger().Warn(msg, state.LogKeySession, s.ID, "turn", turn, state.LogKeyError, err.Error())
@@ -249,16 +249,18 @@ func sweptCapture(st *state.Store, s *state.Session, turn int, entries []capture
 	return &e, nil
 }
 
-// sharing reports whether another live session works in the same
-// worktree as s and was there while turn t ran: what the captures saw
-// change then may be either's.
-func sharing(s *state.Session, t *checkpoint.Turn, live []*state.Session) bool {
-	end := t.EndedAt
-	for _, o := range live {
+// sharing reports whether another session works in the same worktree as
+// s and was there while turn t ran: what the captures saw change then may
+// be either's. A session that started after the turn ended, or ended
+// before it started, was not there.
+func sharing(s *state.Session, t *checkpoint.Turn, sessions []*state.Session) bool {
+	for _, o := range sessions {
 		if o.ID == s.ID || o.Worktree != s.Worktree {
 			continue
 		}
-		if end.IsZero() || o.StartedAt.IsZero() || o.StartedAt.Before(end) {
+		startedAfter := !t.EndedAt.IsZero() && !o.StartedAt.IsZero() && !o.StartedAt.Before(t.EndedAt)
+		endedBefore := !o.EndedAt.IsZero() && !t.StartedAt.IsZero() && o.EndedAt.Before(t.StartedAt)
+		if !startedAfter && !endedBefore {
 			return true
 		}
 	}
