@@ -5,10 +5,13 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
@@ -113,6 +116,7 @@ func TestDocumentedCommands(t *testing.T) {
 
 var (
 	fence    = regexp.MustCompile("(?s)```[a-z]*\n(.*?)```")
+	shFence  = regexp.MustCompile("(?s)```sh\n(.*?)```")
 	codeSpan = regexp.MustCompile("`([^`\n]+)`")
 	invoked  = regexp.MustCompile(`(?:^|[\s(;&|])tether-sweep(\s[^|;&)#>\n]*)?`)
 )
@@ -171,4 +175,181 @@ func checkCommandLine(line string) error {
 		return err
 	}
 	return nil
+}
+
+// TestShellExamples: every `sh` block of the README and docs/ runs, so a
+// documented command that no longer works fails here. A block all of whose
+// commands .ci/run runs (the tests, the demo, the end-to-end suite) is
+// CI's; every other one runs here, in order, under bash -e, with a scratch
+// HOME and "your-repo" a fresh repository: the README's install of tether
+// into ~/.local/bin included. Output, and commands with placeholders, are
+// in `text` blocks: illustrations, not run.
+func TestShellExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and installs tether")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := t.TempDir()
+	home, repo := filepath.Join(sandbox, "home"), filepath.Join(sandbox, "your-repo")
+	env := append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "CODEX_HOME=", "COPILOT_HOME=", "PI_CODING_AGENT_DIR=", "QWEN_HOME=",
+		"PATH="+filepath.Join(home, ".local", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	// go keeps its caches under HOME unless told: keep the real ones.
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", v).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, v+"="+strings.TrimSpace(string(out)))
+	}
+	sh := func(dir, script string) (string, error) {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := sh(sandbox, "mkdir -p home && git init -q -b main your-repo && git -C your-repo commit -q --allow-empty -m initial"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range shellBlocks(string(b)) {
+			if allIn(block, string(ci)) {
+				continue
+			}
+			// The README's install runs in tether's checkout; a block that
+			// starts with cd your-repo, beside the repository; others in it.
+			dir := repo
+			switch {
+			case strings.HasPrefix(block[0], "bash scripts/"):
+				dir = root
+			case block[0] == "cd your-repo":
+				dir = sandbox
+			}
+			ran++
+			if out, err := sh(dir, strings.Join(block, "\n")); err != nil {
+				t.Errorf("%s: the block\n\t%s\nfailed: %v\n%s", filepath.Base(f), strings.Join(block, "\n\t"), err, out)
+			}
+		}
+	}
+	if ran < 2 {
+		t.Fatalf("ran only %d blocks: the scan is broken", ran)
+	}
+}
+
+// shellBlocks are the commands of each ```sh block, comments and blank
+// lines left out.
+func shellBlocks(md string) [][]string {
+	var blocks [][]string
+	for _, m := range shFence.FindAllStringSubmatch(md, -1) {
+		var block []string
+		for _, l := range strings.Split(m[1], "\n") {
+			l, _, _ = strings.Cut(l, " #")
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				block = append(block, l)
+			}
+		}
+		if len(block) > 0 {
+			blocks = append(blocks, block)
+		}
+	}
+	return blocks
+}
+
+// allIn reports whether every command of block is in script.
+func allIn(block []string, script string) bool {
+	for _, l := range block {
+		if !strings.Contains(script, l) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDocLinks: every relative link of the README and docs/ leads to a
+// file of the repository, and to a heading of it when it names one.
+func TestDocLinks(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	n := 0
+	for _, f := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			n++
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := f
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(f), path)
+			}
+			text, err := os.ReadFile(dest)
+			if err != nil {
+				if info, serr := os.Stat(dest); serr == nil && info.IsDir() {
+					continue
+				}
+				t.Errorf("%s: link %s: %v", filepath.Base(f), target, err)
+				continue
+			}
+			if anchor != "" && !slices.Contains(headingAnchors(string(text)), anchor) {
+				t.Errorf("%s: link %s: no such heading in %s", filepath.Base(f), target, filepath.Base(dest))
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found only %d links: the scan is broken", n)
+	}
+}
+
+// headingAnchors are the anchors GitHub gives a markdown file's headings:
+// lower case, spaces to hyphens, punctuation dropped.
+func headingAnchors(md string) []string {
+	var out []string
+	for _, l := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
