@@ -258,8 +258,9 @@ func (s *tmuxSession) waitGone(text string, timeout time.Duration) {
 }
 
 // TestClaudeWaits: Claude Code's TUI with --permission-mode default (its
-// default auto mode approves most calls itself); then -p, which asks
-// nothing: no wait.
+// default auto mode approves most calls itself); a denial fires no hook,
+// and the watch reads the cancel from the transcript. Before it, -p,
+// which shows no dialog: no wait.
 func TestClaudeWaits(t *testing.T) {
 	t.Parallel()
 	mock := mockllm.NewAnthropic(t)
@@ -290,6 +291,232 @@ func TestClaudeWaits(t *testing.T) {
 	if !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel) {
 		t.Error("no cancel in the transcript after the denial")
 	}
+	st.askAndWait("a third [[write c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	r.checkClean()
+}
+
+// codexAsks sets Codex's approval policy and sandbox to those of a
+// trusted project, on-request and workspace-write (codexRepo runs with
+// never and danger-full-access): a command asked to run outside the
+// sandbox ([[escalate PATH]]) needs the user's approval. The hooks'
+// trusted hashes, which install --trust wrote beside them, stay.
+func codexAsks(r *repo) {
+	r.t.Helper()
+	path := filepath.Join(r.Home, ".codex", "config.toml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cfg := strings.Replace(string(b), `approval_policy = "never"`, `approval_policy = "on-request"`, 1)
+	cfg = strings.Replace(cfg, `sandbox_mode = "danger-full-access"`, `sandbox_mode = "workspace-write"`, 1)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestCodexWaits: Codex's TUI, on-request, asked to run a write outside
+// its sandbox; Esc on its dialog fires Interrupt. Before it, codex exec,
+// which asks nothing: no wait.
+func TestCodexWaits(t *testing.T) {
+	t.Parallel()
+	mock := mockllm.NewResponses(t)
+	r := codexRepo(t, mock, "--trust")
+	codexAsks(r)
+
+	p := codexExec(r, "make a file [[escalate p.txt]]")
+	if err := p.wait(codexWait); err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, p.output())
+	}
+	noWaits(t, r)
+
+	ws := startWatch(r)
+	pane := newWatchPane(r)
+	tm := codexTUI(r, "codex", "? for shortcuts")
+	pid := findProc(t, tm.pid(), "codex", codexWait)
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: codexWait, dialog: "Would you like to run the following command?",
+		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"y"}, deny: []string{"Escape"},
+		agent: func() int { return pid }}
+
+	s := st.askAndWait("make a file [[escalate a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[escalate b.txt]]")
+	st.denied(s.ID)
+	st.askAndWait("a third [[escalate c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	r.checkClean()
+}
+
+// geminiAsk types a prompt into Gemini CLI's TUI and submits it: Enter
+// again while the prompt stays in the input box (Gemini can drop it), but
+// never once its dialog shows, where Enter approves.
+func geminiAsk(tm *tmuxSession, dialog string) func(string) {
+	return func(prompt string) {
+		tm.t.Helper()
+		geminiReady(tm)
+		tm.text(prompt)
+		tm.waitText(prompt, 30*time.Second)
+		tm.keys("Enter")
+		for range 5 {
+			if poll(5*time.Second, func() bool {
+				pane := tm.capture()
+				return strings.Contains(pane, dialog) || strings.Contains(pane, "Type your message")
+			}) {
+				return
+			}
+			tm.keys("Enter")
+		}
+	}
+}
+
+// TestGeminiWaits: Gemini CLI's TUI in its default approval mode, asked
+// to write a file: its Notification ToolPermission comes before the
+// dialog shows; a denial fires no hook, and the watch reads "Request
+// cancelled." from its chat. Before it, -p, which shows no dialog: no
+// wait.
+func TestGeminiWaits(t *testing.T) {
+	t.Parallel()
+	r, _ := newGeminiRepo(t, true)
+
+	// -p without --approval-mode yolo offers the model no tool that
+	// writes: the call fails, and nothing is asked.
+	p := r.start("gemini", "-p", "make a file [[write p.txt]]")
+	if err := p.wait(geminiWait); err != nil {
+		t.Fatalf("gemini -p: %v\n%s", err, p.output())
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "p.txt")); !os.IsNotExist(err) {
+		t.Errorf("gemini -p wrote p.txt (%v)", err)
+	}
+	noWaits(t, r)
+
+	ws := startWatch(r)
+	pane := newWatchPane(r)
+	tm := geminiTUI(r, "gemini")
+	agent := geminiAgent(t, tm.pid())
+	const dialog = "Apply this change?"
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: geminiWait, dialog: dialog,
+		detail: "Edit", shown: "permission to run Edit", prompt: geminiAsk(tm, dialog), approve: []string{"Enter"}, deny: []string{"Escape"},
+		agent: func() int { return agent }}
+
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[write b.txt]]")
+	st.denied(s.ID)
+	st.askAndWait("a third [[write c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	r.checkClean()
+}
+
+// copilotAsk types a prompt into Copilot CLI's TUI and submits it: Enter
+// again while the prompt stays in the input box (Copilot can drop it
+// just after a turn ended), but never once its dialog shows, where Enter
+// approves. The box holds the prompt alone on its line; the history
+// shows it with its time.
+func copilotAsk(tm *tmuxSession, dialog string) func(string) {
+	return func(prompt string) {
+		tm.t.Helper()
+		tm.prompt(prompt)
+		inBox := func(pane string) bool {
+			for line := range strings.SplitSeq(pane, "\n") {
+				if strings.TrimSpace(line) == "❯ "+prompt {
+					return true
+				}
+			}
+			return false
+		}
+		for range 5 {
+			if poll(5*time.Second, func() bool {
+				pane := tm.capture()
+				return strings.Contains(pane, dialog) || !inBox(pane)
+			}) {
+				return
+			}
+			tm.keys("Enter")
+		}
+	}
+}
+
+// TestCopilotWaits: Copilot CLI's TUI in a trusted folder, its default
+// manual approval, asked to create a file: notification permission_prompt
+// as its dialog shows; a denial fires no hook, and the watch reads the
+// abort from events.jsonl. Before it, -p, which runs with
+// --allow-all-tools: no wait.
+func TestCopilotWaits(t *testing.T) {
+	t.Parallel()
+	r, _ := copilotRepo(t, true)
+
+	runCopilot(t, r, "make a file [[write p.txt]]")
+	noWaits(t, r)
+
+	ws := startWatch(r)
+	pane := newWatchPane(r)
+	tm := newTmux(r, "copilot")
+	tm.waitText("/ commands", 2*time.Minute)
+	agent := copilotAgent(t, tm.pid())
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 2 * time.Minute, dialog: "Do you want to create",
+		detail: "Edit file", shown: "permission: Edit file", prompt: copilotAsk(tm, "Do you want to create"), approve: []string{"Enter"}, deny: []string{"Escape"},
+		agent: func() int { return agent }}
+
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[write b.txt]]")
+	st.denied(s.ID)
+	st.askAndWait("a third [[write c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	r.checkClean()
+}
+
+// opencodeAsks makes OpenCode ask before it edits a file, in the user's
+// opencode.json (by default it edits without asking).
+func opencodeAsks(r *repo) {
+	r.t.Helper()
+	path := filepath.Join(r.Home, ".config", "opencode", "opencode.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		r.t.Fatal(err)
+	}
+	cfg["permission"] = map[string]any{"edit": "ask"}
+	if b, err = json.Marshal(cfg); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestOpenCodeWaits: OpenCode's TUI, set to ask before an edit: tether's
+// plugin hears permission.asked as the dialog opens and permission.replied
+// as it is answered; Esc rejects, and the turn ends.
+func TestOpenCodeWaits(t *testing.T) {
+	t.Parallel()
+	r, _ := opencodeRepo(t)
+	opencodeAsks(r)
+
+	ws := startWatch(r)
+	pane := newWatchPane(r)
+	tm := newTmux(r, "opencode")
+	oc := findProc(t, tm.pid(), "opencode", time.Minute)
+	tuiReady(t, tm)
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: opencodeTimeout, dialog: "Permission required",
+		detail: "edit", shown: "permission to run edit", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
+		agent: func() int { return oc }}
+
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[write b.txt]]")
+	st.denied(s.ID)
 	st.askAndWait("a third [[write c.txt]]")
 	st.killed(s.ID)
 	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
