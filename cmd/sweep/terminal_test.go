@@ -18,34 +18,8 @@ import (
 // person sees: every column starts where its header does, on every row,
 // and nothing wraps.
 func TestStatusInTerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	if testing.Short() {
-		t.Skip("builds the binaries")
-	}
-	tools := buildTools(t)
-	build(t, filepath.Join(tools, "tether-sweep"), "github.com/tetherdev/tether/cmd/sweep")
-	work := t.TempDir()
-	repo := filepath.Join(work, "repo")
-	env := append(os.Environ(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+work,
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
-	run := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run(work, "git", "init", "-q", "-b", "main", "repo")
-	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "initial")
-	run(repo, "tether-sweep", "install", "--agent", "claude-code")
+	term := newTerminal(t, "tether-test")
+	tools, work, repo, env, run := term.tools, term.work, term.repo, term.env, term.run
 
 	// Sessions whose phase and liveness differ in length and colour: one
 	// at work, one idle, one ended.
@@ -82,27 +56,15 @@ func TestStatusInTerminal(t *testing.T) {
 	waitTranscript(t, filepath.Join(work, "term-active-0002.jsonl"), "working on: a long prompt")
 	waitTranscript(t, filepath.Join(work, "term-idle-0003.jsonl"), "reviewed the change")
 
-	socket := "tether-test-" + strconv.Itoa(os.Getpid())
-	tm := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(tmux, append([]string{"-L", socket, "-f", "/dev/null"}, args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
 	const done = "--status done--"
 	script := "cd " + shellQuote(repo) + " && unset NO_COLOR COLUMNS; tether-sweep status --all; echo '" + done + "'; sleep 600"
-	tm("new-session", "-d", "-x", "100", "-y", "40", "-s", "status", script)
-	t.Cleanup(func() { exec.Command(tmux, "-L", socket, "kill-server").Run() })
+	term.tm("new-session", "-d", "-x", "100", "-y", "40", "-s", "status", script)
 
 	var screen, colored string
 	for deadline := time.Now().Add(60 * time.Second); ; { // a hang guard, not a timing assertion
-		screen = string(tm("capture-pane", "-p", "-t", "status"))
+		screen = string(term.tm("capture-pane", "-p", "-t", "status"))
 		if strings.Contains(screen, done) {
-			colored = string(tm("capture-pane", "-p", "-e", "-t", "status"))
+			colored = string(term.tm("capture-pane", "-p", "-e", "-t", "status"))
 			break
 		}
 		if time.Now().After(deadline) {
@@ -162,6 +124,64 @@ func TestStatusInTerminal(t *testing.T) {
 	if !bytes.Contains([]byte(screen), []byte("…")) {
 		t.Errorf("the long prompt was not cut to fit")
 	}
+}
+
+// ttyTest is what a test in a real terminal needs: tmux, with a server
+// of its own (socket) that the test's end kills; tether's binaries and the
+// stand-in agent on PATH (tools); and a repository (repo, in work, which
+// is HOME) where tether is installed for Claude Code.
+type ttyTest struct {
+	t                 *testing.T
+	tmux, socket      string
+	tools, work, repo string
+	env               []string
+}
+
+func newTerminal(t *testing.T, name string) *ttyTest {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (.ci/run installs it)")
+		}
+		t.Skip("tmux is not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	term := &ttyTest{t: t, tmux: tmux, socket: name + "-" + strconv.Itoa(os.Getpid()), tools: buildTools(t), work: t.TempDir()}
+	build(t, filepath.Join(term.tools, "tether-sweep"), "github.com/tetherdev/tether/cmd/sweep")
+	term.repo = filepath.Join(term.work, "repo")
+	term.env = append(os.Environ(), "PATH="+term.tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+term.work,
+		"XDG_STATE_HOME="+filepath.Join(term.work, "state"), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+		"GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	term.run(term.work, "git", "init", "-q", "-b", "main", "repo")
+	term.run(term.repo, "git", "commit", "-q", "--allow-empty", "-m", "initial")
+	term.run(term.repo, "tether-sweep", "install", "--agent", "claude-code")
+	t.Cleanup(func() { exec.Command(tmux, "-L", term.socket, "kill-server").Run() })
+	return term
+}
+
+// run runs a command in dir, failing the test when it fails.
+func (term *ttyTest) run(dir string, args ...string) {
+	term.t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = dir, term.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		term.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// tm runs a tmux command on the test's server.
+func (term *ttyTest) tm(args ...string) []byte {
+	term.t.Helper()
+	cmd := exec.Command(term.tmux, append([]string{"-L", term.socket, "-f", "/dev/null"}, args...)...)
+	cmd.Env = term.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		term.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
 }
 
 // build compiles a package to a binary at path.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,34 +16,8 @@ import (
 // q quits, Ctrl-C too, and each time the terminal is as it was (its screen
 // back, the line discipline cooked).
 func TestWatchInTerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed")
-	}
-	if testing.Short() {
-		t.Skip("builds the binaries")
-	}
-	tools := buildTools(t)
-	build(t, filepath.Join(tools, "tether-sweep"), "github.com/tetherdev/tether/cmd/sweep")
-	work := t.TempDir()
-	repo := filepath.Join(work, "repo")
-	env := append(os.Environ(), "PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+work,
-		"XDG_STATE_HOME="+filepath.Join(work, "state"), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
-		"GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
-	run := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run(work, "git", "init", "-q", "-b", "main", "repo")
-	run(repo, "git", "commit", "-q", "--allow-empty", "-m", "initial")
-	run(repo, "tether-sweep", "install", "--agent", "claude-code")
+	term := newTerminal(t, "tether-watch")
+	tools, work, repo, env := term.tools, term.work, term.repo, term.env
 	dialog := filepath.Join(work, "dialog.json")
 	approved := filepath.Join(work, "approved.json")
 	for path, payload := range map[string]string{
@@ -56,16 +29,9 @@ func TestWatchInTerminal(t *testing.T) {
 		}
 	}
 
-	socket := "tether-watch-" + strconv.Itoa(os.Getpid())
 	tm := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(tmux, append([]string{"-L", socket, "-f", "/dev/null"}, args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return string(term.tm(args...))
 	}
 	waitScreen := func(what string, want func(string) bool) string {
 		t.Helper()
@@ -87,7 +53,6 @@ func TestWatchInTerminal(t *testing.T) {
 		"tether-sweep status --watch; stty -a | grep -o -- '-*icanon'; echo after-q; read -r again; " +
 		"tether-sweep status --watch; echo after-ctrl-c; sleep 600"
 	tm("new-session", "-d", "-x", "150", "-y", "30", "-s", "watch", script)
-	t.Cleanup(func() { exec.Command(tmux, "-L", socket, "kill-server").Run() })
 	waitScreen("the watch", func(s string) bool { return strings.Contains(s, "watching this repository · q quits") })
 
 	agent := exec.Command(filepath.Join(tools, "claude"), "--settings", "--quiet", "--session", "watched-0001",
