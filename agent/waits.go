@@ -39,7 +39,7 @@ type waitSignal struct {
 }
 
 // The wait signals of each agent, as their real CLIs send them
-// (agent/testdata/recorded; README's agents table). An event not listed
+// (agent/testdata/recorded; docs/agents.md). An event not listed
 // says nothing of a wait.
 var (
 	claudeWaits = []waitSignal{

@@ -2,7 +2,7 @@
 
 // Package e2e runs the real agent CLIs (Claude Code, Codex, Gemini CLI,
 // Copilot CLI, OpenCode, Factory's Droid, Pi, Qwen Code; the versions in
-// the README's agents table) with tether installed, offline against the
+// docs/agents.md) with tether installed, offline against the
 // model mocks of internal/mockllm, and checks what tether recorded:
 // sessions, phases, owners, checkpoints, notes, resume, doctor and git
 // fsck. It is behind the e2e build tag:

@@ -17,7 +17,7 @@ import (
 	"github.com/tetherdev/tether/sweep"
 )
 
-// Factory's Droid, the version the README's agents table says is
+// Factory's Droid, the version docs/agents.md says is
 // verified: the platform package, whose bin/droid is the CLI (the
 // @factory/cli wrapper names a version of it the registry does not serve).
 const (

@@ -17,7 +17,7 @@ import (
 	"github.com/tetherdev/tether/sweep"
 )
 
-// Gemini CLI, the version the README's agents table says is verified.
+// Gemini CLI, the version docs/agents.md says is verified.
 const (
 	geminiPkg     = "@google/gemini-cli"
 	geminiVersion = "0.61.0"

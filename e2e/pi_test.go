@@ -14,7 +14,7 @@ import (
 	"github.com/tetherdev/tether/sweep"
 )
 
-// Pi, the version the README's agents table says is verified.
+// Pi, the version docs/agents.md says is verified.
 const (
 	piPkg     = "@mariozechner/pi-coding-agent"
 	piVersion = "0.73.1"

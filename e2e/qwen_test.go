@@ -14,7 +14,7 @@ import (
 	"github.com/tetherdev/tether/sweep"
 )
 
-// Qwen Code, the version the README's agents table says is verified.
+// Qwen Code, the version docs/agents.md says is verified.
 const (
 	qwenPkg     = "@qwen-code/qwen-code"
 	qwenVersion = "0.24.4"

@@ -16,7 +16,7 @@ import (
 )
 
 // What each agent needs beyond its hook config before it really runs the
-// hooks (see the README's table): the agents' own trust gates. Trusting
+// hooks (see docs/agents.md): the agents' own trust gates. Trusting
 // tether's own entries (Codex's per-hook hashes) is something install does
 // when asked (Options.Trust); trusting a whole folder is the user's call,
 // so install and doctor only say how.

@@ -353,3 +353,34 @@ func headingAnchors(md string) []string {
 	}
 	return out
 }
+
+// TestVerifiedVersions: docs/agents.md names every version of an agent's
+// CLI that the end-to-end suite installs and runs, so the version a user
+// reads as verified is the one the suite verifies.
+func TestVerifiedVersions(t *testing.T) {
+	agents, err := os.ReadFile("../../docs/agents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../../e2e/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := regexp.MustCompile(`npmCLI\(t, "[^"]+", "([0-9.]+)"\)|Version\s*=\s*"([0-9.]+)"`)
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range pinned.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if v := m[1] + m[2]; !bytes.Contains(agents, []byte(" "+v)) {
+				t.Errorf("%s pins version %s, which docs/agents.md does not name", filepath.Base(f), v)
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("found only %d pinned versions in e2e/: the scan is broken", n)
+	}
+}
