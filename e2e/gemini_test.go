@@ -306,25 +306,15 @@ func geminiReady(tm *tmuxSession) {
 	})
 }
 
-// geminiSend types a prompt into the TUI once it is ready, and submits
-// it. A resumed session can drop what is typed while it still loads its
-// history, though its pane looks settled: a prompt that does not show is
-// typed again once the pane settles anew (seen once in CI, under load).
-// It can drop the Enter too (the prompt stays in the input box): until
-// the box is empty again, Enter is pressed anew; on an empty box Gemini
-// ignores it.
+// geminiSend types a prompt into the TUI once it is ready (typeWhole:
+// a resumed session can drop what is typed while it still loads its
+// history, though its pane looks settled; seen once in CI, under load), and
+// submits it. It can drop the Enter too (the prompt stays in the input
+// box): until the box is empty again, Enter is pressed anew; on an empty
+// box Gemini ignores it.
 func geminiSend(tm *tmuxSession, prompt string) {
 	tm.t.Helper()
-	for attempt := 1; ; attempt++ {
-		geminiReady(tm)
-		tm.text(prompt)
-		if tm.shows(prompt, 10*time.Second) {
-			break
-		}
-		if attempt == 3 {
-			tm.t.Fatalf("typed %q three times; the pane never showed it:\n%s", prompt, tm.capture())
-		}
-	}
+	tm.typeWhole(prompt, func() { geminiReady(tm) })
 	tm.keys("Enter")
 	for range 5 {
 		deadline := time.Now().Add(5 * time.Second)

@@ -523,21 +523,29 @@ func (s *tmuxSession) text(text string) {
 
 // prompt types a prompt into the TUI and submits it once the pane shows
 // it whole: a TUI takes typed text in chunks, and Enter must come after.
-// A TUI busy redrawing may drop a key (Droid's, just after an Esc): text
-// not shown whole is cleared (Ctrl-U) and typed again.
 func (s *tmuxSession) prompt(text string) {
 	s.t.Helper()
+	s.typeWhole(text, func() {})
+	s.keys("Enter")
+}
+
+// typeWhole types text, after ready, until the pane shows it whole. A TUI
+// busy redrawing may drop keys (Droid's just after an Esc; Gemini CLI's
+// while a resumed session loads its history): text not shown whole is
+// cleared (Ctrl-U) and typed again, three times at most.
+func (s *tmuxSession) typeWhole(text string, ready func()) {
+	s.t.Helper()
 	for try := 1; ; try++ {
+		ready()
 		s.text(text)
 		if s.shows(text, 10*time.Second) {
-			break
+			return
 		}
 		if try == 3 {
-			s.t.Fatalf("the tmux pane never showed %q whole:\n%s", text, s.capture())
+			s.t.Fatalf("typed %q three times; the tmux pane never showed it whole:\n%s", text, s.capture())
 		}
 		s.keys("C-u")
 	}
-	s.keys("Enter")
 }
 
 // capture is the pane's visible text ("" once the server is gone).
