@@ -91,6 +91,9 @@ type adapter struct {
 	// attendedEnv names the variable the agent's hooks get that says "0"
 	// when nobody attends the session (see Attended); "" for none.
 	attendedEnv string
+	// headlessFlags start the agent's non-interactive mode, where it
+	// shows no dialog though it may signal one (see Attended).
+	headlessFlags []string
 	// events are the agent's events that are turns of its main session
 	// (see eventTable); also used to spot a payload sent to the wrong
 	// adapter.

@@ -66,6 +66,9 @@ func copilot() adapter {
 		info:   Info{Name: name, Display: "Copilot CLI", Binary: "copilot"},
 		events: copilotEvents,
 		waits:  copilotWaits,
+		// -p without --allow-all-tools denies a call that needs approval,
+		// with no dialog, yet notifies permission_prompt.
+		headlessFlags: []string{"-p", "--prompt"},
 		parse: func(ev *Event, payload []byte, wf *waitFields) error {
 			var w copilotWire
 			if err := decode(payload, w.fields()); err != nil {

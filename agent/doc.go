@@ -62,7 +62,10 @@
 //     ReviewerAnswers reads, bounded and never blocking, whether the
 //     agent's own automatic reviewer answers its permission requests rather
 //     than its user (Codex's approvals_reviewer auto_review): such a
-//     request is no wait for anyone.
+//     request is no wait for anyone. Attended says whether the agent runs
+//     where nobody is asked, though it signals a dialog (Claude Code's -p,
+//     by its hooks' environment; Copilot CLI's -p, by its command line):
+//     no wait either.
 //   - A payload that is plainly another agent's is refused with ErrWrongAgent
 //     rather than recorded under the wrong agent.
 //   - Response says what the hook must print on stdout for the agent's

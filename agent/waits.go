@@ -204,14 +204,43 @@ func requestDone(f waitFields) (state.Event, state.Wait) {
 	return state.EventWaitOver, state.Wait{Key: f.Request, Since: epochMillis(f.At)}
 }
 
-// Attended reports whether anyone attends the session, as the agent's
-// environment (its hooks', getenv) says: false only where the agent says
-// nobody does (Claude Code's -p: CLAUDE_CODE_SESSION_ATTENDED=0), where its
-// permission requests fire with no dialog and no one to answer them: no
-// wait.
-func Attended(agentName string, getenv func(string) string) bool {
+// Attended reports whether anyone attends the session: false only where
+// the agent runs in a mode that shows no dialog, though it signals one,
+// and there is no one to answer it: no wait. Its hooks' environment
+// (getenv) says so for Claude Code's -p (CLAUDE_CODE_SESSION_ATTENDED=0);
+// the command line of its process (ownerArgs, read only for an agent
+// that needs it; nil when unknown) for Copilot CLI's -p. Unknown is
+// attended.
+func Attended(agentName string, getenv func(string) string, ownerArgs func() []string) bool {
 	a, ok := find(agentName)
-	return !ok || a.attendedEnv == "" || getenv(a.attendedEnv) != "0"
+	switch {
+	case !ok:
+		return true
+	case a.attendedEnv != "" && getenv(a.attendedEnv) == "0":
+		return false
+	case len(a.headlessFlags) > 0:
+		return !hasFlag(ownerArgs(), a.headlessFlags)
+	}
+	return true
+}
+
+// hasFlag reports whether args (a command line, the program first) hold
+// one of flags, alone or as flag=value, before a "--".
+func hasFlag(args, flags []string) bool {
+	for i, arg := range args {
+		if i == 0 {
+			continue
+		}
+		if arg == "--" {
+			return false
+		}
+		for _, f := range flags {
+			if arg == f || strings.HasPrefix(arg, f+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // findWait is the agent's signal for native, if it has one.

@@ -445,13 +445,22 @@ func copilotAsk(tm *tmuxSession, dialog string) func(string) {
 // TestCopilotWaits: Copilot CLI's TUI in a trusted folder, its default
 // manual approval, asked to create a file: notification permission_prompt
 // as its dialog shows; a denial fires no hook, and the watch reads the
-// abort from events.jsonl. Before it, -p, which runs with
-// --allow-all-tools: no wait.
+// abort from events.jsonl. Before it, -p without --allow-all-tools,
+// which notifies permission_prompt for a call it denies with no dialog:
+// no wait.
 func TestCopilotWaits(t *testing.T) {
 	t.Parallel()
 	r, _ := copilotRepo(t, true)
 
-	runCopilot(t, r, "make a file [[write p.txt]]")
+	// -p without --allow-all-tools: the call is denied with no dialog,
+	// and notified all the same.
+	p := r.start("copilot", "-p", "make a file [[write p.txt]]", "--output-format", "json")
+	if err := p.wait(2 * time.Minute); err != nil {
+		t.Fatalf("copilot -p: %v\n%s", err, p.output())
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "p.txt")); !os.IsNotExist(err) {
+		t.Errorf("copilot -p wrote p.txt (%v)", err)
+	}
 	noWaits(t, r)
 
 	ws := startWatch(r)

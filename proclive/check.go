@@ -143,6 +143,20 @@ func Capture(pid int) (Identity, error) {
 	return identify(p), nil
 }
 
+// Args is the command line of the running process pid (on Windows, as
+// the C runtime splits it); [ErrUnsupported] where it cannot be read.
+func Args(pid int) ([]string, error) {
+	r, err := newReader()
+	if err != nil {
+		return nil, fmt.Errorf("args of pid %d: %w", pid, err)
+	}
+	args, err := r.argv(pid)
+	if err != nil {
+		return nil, fmt.Errorf("args of pid %d: %w", pid, err)
+	}
+	return args, nil
+}
+
 // Self captures the calling process.
 func Self() (Identity, error) {
 	return Capture(os.Getpid())

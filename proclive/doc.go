@@ -44,6 +44,10 @@
 //     empty: kern.boottime moves whenever the clock is stepped, so as a boot
 //     ID it would declare live processes dead; the start fingerprint is
 //     already relative to boot with microsecond resolution.
-//   - Anything else: Capture and ResolveOwner fail with [ErrUnsupported] and
-//     Check says Unknown.
+//   - Anything else: Capture, ResolveOwner and Args fail with
+//     [ErrUnsupported] and Check says Unknown.
+//
+// [Args] reads a process's command line where the walk reads it:
+// /proc/<pid>/cmdline, kern.procargs2, kern.proc.args, the process's
+// command line on Windows.
 package proclive

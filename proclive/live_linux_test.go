@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -329,5 +330,27 @@ func TestHidepid(t *testing.T) {
 	}
 	if v := verdicts[1]; v.Liveness != "dead" {
 		t.Errorf("vanished process under hidepid: %+v, want dead", v)
+	}
+}
+
+// TestArgs: a process's command line, read back as it was given, and an
+// error for a process that has gone.
+func TestArgs(t *testing.T) {
+	args, err := Args(os.Getpid())
+	if err != nil || !slices.Equal(args, os.Args) {
+		t.Fatalf("Args(self) = %q, %v; want %q", args, err, os.Args)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30; :", "sh", "-p", "an argument with spaces")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	args, err = Args(cmd.Process.Pid)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil || !slices.Equal(args, cmd.Args) {
+		t.Fatalf("Args(child) = %q, %v; want %q", args, err, cmd.Args)
+	}
+	if args, err := Args(cmd.Process.Pid); err == nil {
+		t.Fatalf("Args of a reaped process = %q, want an error", args)
 	}
 }

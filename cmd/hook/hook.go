@@ -156,7 +156,7 @@ func (h *hook) record() (agent.Event, error) {
 	if err != nil {
 		return ev, fmt.Errorf("%s payload: %w", h.agent, err)
 	}
-	if (ev.Kind == state.EventWait || ev.Kind == state.EventWaitInput) && !agent.Attended(ev.Agent, h.getenv) {
+	if (ev.Kind == state.EventWait || ev.Kind == state.EventWaitInput) && !agent.Attended(ev.Agent, h.getenv, h.ownerArgs(ev)) {
 		return ev, nil // nobody attends the session: no dialog, nobody waited for
 	}
 	if ev.Ignore {
@@ -474,6 +474,19 @@ func (h *hook) ownerHints(ev agent.Event) proclive.Hints {
 		}
 	}
 	return hints
+}
+
+// ownerArgs reads, when called, the command line of the agent's process:
+// nil when it cannot be found or read.
+func (h *hook) ownerArgs(ev agent.Event) func() []string {
+	return func() []string {
+		owner, err := proclive.ResolveOwner(h.ownerHints(ev))
+		if err != nil {
+			return nil
+		}
+		args, _ := proclive.Args(owner.PID)
+		return args
+	}
 }
 
 func phaseName(p state.Phase) string {

@@ -24,7 +24,8 @@ import (
 // and its reminder (Notification permission_prompt: the same wait), the
 // tool's end that ends the wait and the far more common one that ends
 // none (PostToolUse), Gemini CLI's Notification (on Gemini's critical path:
-// it waits for the hook before it shows the dialog), and a turn's end
+// it waits for the hook before it shows the dialog), Copilot CLI's
+// notification (the hook reads its agent's command line), and a turn's end
 // when tether.notify is set (the hook starts the notification detached).
 // Captures are off: this is the hook's own cost.
 func benchWaitHooks(b *bench) []result {
@@ -79,6 +80,24 @@ func benchWaitHooks(b *bench) []result {
 	c, f := interleavePrep(b.rounds, func() { sh(repo, gHook, gEnd); sh(repo, gHook, gStart) },
 		func() { sh(repo, gHook, gDialog) }, func() { sh(repo, floor, gDialog) })
 	results = append(results, ratioResult("hook wait: Gemini CLI's dialog (Notification) vs do-nothing binary", "tether-hook gemini", "floor",
+		c, f, b.rounds, "<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 }))
+
+	// Copilot CLI's dialog, in a session of its own: the hook reads the
+	// command line of the agent's process (-p shows no dialog).
+	cop := func(extra map[string]any) []byte {
+		p := map[string]any{"sessionId": "bench-copilot", "cwd": repo}
+		maps.Copy(p, extra)
+		data, err := json.Marshal(p)
+		check(err)
+		return data
+	}
+	cHook := filepath.Join(b.bin, "tether-hook") + " copilot"
+	cStart, cEnd := cop(map[string]any{"prompt": "write it"}), cop(nil)
+	cDialog := cop(map[string]any{"hook_event_name": "Notification", "notification_type": "permission_prompt",
+		"title": "Permission needed", "message": "Edit file: w.txt"})
+	c, f = interleavePrep(b.rounds, func() { sh(repo, cHook+" agentStop", cEnd); sh(repo, cHook+" userPromptSubmitted", cStart) },
+		func() { sh(repo, cHook+" notification", cDialog) }, func() { sh(repo, floor, cDialog) })
+	results = append(results, ratioResult("hook wait: Copilot CLI's dialog (notification) vs do-nothing binary", "tether-hook copilot", "floor",
 		c, f, b.rounds, "<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 }))
 
 	// A turn's end that notifies: the notification runs detached.
