@@ -121,6 +121,7 @@ type waitStory struct {
 	ws      *watchStream
 	pane    *tmuxSession // status --watch in a pane of its own
 	wait    time.Duration
+	marker  string // the mock's marker of a call that needs approval: write, or escalate (Codex)
 	dialog  string // the words of the agent's permission dialog
 	detail  string // how the wait's detail begins: the tool, as the agent names it
 	shown   string // what the status --watch pane shows of the wait
@@ -128,6 +129,28 @@ type waitStory struct {
 	approve []string // the keys that approve the call
 	deny    []string // the keys that deny it
 	agent   func() int
+	// afterDenial, when not nil, checks more of the session after the
+	// denied turn's end.
+	afterDenial func(id string)
+}
+
+// tell tells the story: a call approved, one denied, and one left waiting
+// while its agent is killed with -9; the --json lines of the session said
+// each change in order; doctor and git fsck are clean.
+func (st *waitStory) tell() {
+	st.r.t.Helper()
+	s := st.askAndWait("make a file [[" + st.marker + " a.txt]]")
+	st.approved(s.ID)
+	st.askAndWait("another [[" + st.marker + " b.txt]]")
+	st.denied(s.ID)
+	if st.afterDenial != nil {
+		st.afterDenial(s.ID)
+	}
+	st.askAndWait("a third [[" + st.marker + " c.txt]]")
+	st.killed(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
+		"turn:active", "waiting:waiting", "ended:ended")
+	st.r.checkClean()
 }
 
 // newWatchPane runs status --watch in a tmux pane of its own, where the
@@ -236,6 +259,18 @@ func (st *waitStory) checkStory(id string, want ...string) {
 	}
 }
 
+// unattended runs an agent's non-interactive mode (name args...) to its
+// end, which must be a success, and checks that no wait was recorded:
+// nobody is asked there.
+func unattended(r *repo, timeout time.Duration, name string, args ...string) {
+	r.t.Helper()
+	p := r.start(name, args...)
+	if err := p.wait(timeout); err != nil {
+		r.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, p.output())
+	}
+	noWaits(r.t, r)
+}
+
 // noWaits fails the test when tether.log records a wait: for a mode in
 // which the agent gives no signal, tether invents none.
 func noWaits(t *testing.T, r *repo) {
@@ -267,35 +302,25 @@ func TestClaudeWaits(t *testing.T) {
 	r := claudeRepo(t, mock)
 
 	// -p with no tool allowed: Claude Code denies the call itself.
-	p := r.start("claude", "-p", "make a file [[write p.txt]]")
-	if err := p.wait(4 * time.Minute); err != nil {
-		t.Fatalf("claude -p: %v\n%s", err, p.output())
-	}
-	noWaits(t, r)
+	unattended(r, 4*time.Minute, "claude", "-p", "make a file [[write p.txt]]")
 
 	ws := startWatch(r)
 	pane := newWatchPane(r)
 	tm := newTmux(r, "claude --permission-mode default")
 	pid := findProc(t, tm.pid(), "claude", 90*time.Second)
 	tm.waitText("? for shortcuts", 3*time.Minute)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 3 * time.Minute, dialog: "Do you want to proceed?",
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 3 * time.Minute, marker: "write", dialog: "Do you want to proceed?",
 		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
 		agent: func() int { return pid }}
 
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[write b.txt]]")
-	st.denied(s.ID)
-	// The denial fired no hook: the watch read its cancel from the
-	// transcript, and the sweep recorded it.
-	if !strings.Contains(claudeTranscript(t, r, s.ID), claudeCancel) {
-		t.Error("no cancel in the transcript after the denial")
+	// The denial fires no hook: the watch reads its cancel from the
+	// transcript.
+	st.afterDenial = func(id string) {
+		if !strings.Contains(claudeTranscript(t, r, id), claudeCancel) {
+			t.Error("no cancel in the transcript after the denial")
+		}
 	}
-	st.askAndWait("a third [[write c.txt]]")
-	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
-	r.checkClean()
+	st.tell()
 }
 
 // codexAsks sets Codex's approval policy and sandbox to those of a
@@ -326,45 +351,32 @@ func TestCodexWaits(t *testing.T) {
 	r := codexRepo(t, mock, "--trust")
 	codexAsks(r)
 
-	p := codexExec(r, "make a file [[escalate p.txt]]")
-	if err := p.wait(codexWait); err != nil {
-		t.Fatalf("codex exec: %v\n%s", err, p.output())
-	}
-	noWaits(t, r)
+	unattended(r, codexWait, "codex", "exec", "--json", "make a file [[escalate p.txt]]")
 
 	ws := startWatch(r)
 	pane := newWatchPane(r)
 	tm := codexTUI(r, "codex", "? for shortcuts")
 	pid := findProc(t, tm.pid(), "codex", codexWait)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: codexWait, dialog: "Would you like to run the following command?",
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: codexWait, marker: "escalate", dialog: "Would you like to run the following command?",
 		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"y"}, deny: []string{"Escape"},
 		agent: func() int { return pid }}
 
-	s := st.askAndWait("make a file [[escalate a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[escalate b.txt]]")
-	st.denied(s.ID)
-	st.askAndWait("a third [[escalate c.txt]]")
-	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
-	r.checkClean()
+	st.tell()
 }
 
-// geminiAsk types a prompt into Gemini CLI's TUI and submits it: Enter
-// again while the prompt stays in the input box (Gemini can drop it), but
-// never once its dialog shows, where Enter approves.
-func geminiAsk(tm *tmuxSession, dialog string) func(string) {
+// askIn is the prompt of a TUI that can drop the Enter that submits it:
+// the prompt is typed once the TUI is ready and submitted, and Enter is
+// pressed again until submitted says the input box let it go, but never
+// once the dialog shows, where Enter approves.
+func askIn(tm *tmuxSession, ready func(), dialog string, submitted func(pane, prompt string) bool) func(string) {
 	return func(prompt string) {
 		tm.t.Helper()
-		geminiReady(tm)
-		tm.text(prompt)
-		tm.waitText(prompt, 30*time.Second)
+		tm.typeWhole(prompt, ready)
 		tm.keys("Enter")
 		for range 5 {
 			if poll(5*time.Second, func() bool {
 				pane := tm.capture()
-				return strings.Contains(pane, dialog) || strings.Contains(pane, "Type your message")
+				return strings.Contains(pane, dialog) || submitted(pane, prompt)
 			}) {
 				return
 			}
@@ -372,6 +384,9 @@ func geminiAsk(tm *tmuxSession, dialog string) func(string) {
 		}
 	}
 }
+
+// geminiSubmitted: Gemini CLI's input box is empty.
+func geminiSubmitted(pane, _ string) bool { return strings.Contains(pane, "Type your message") }
 
 // TestGeminiWaits: Gemini CLI's TUI in its default approval mode, asked
 // to write a file: its Notification ToolPermission comes before the
@@ -384,62 +399,34 @@ func TestGeminiWaits(t *testing.T) {
 
 	// -p without --approval-mode yolo offers the model no tool that
 	// writes: the call fails, and nothing is asked.
-	p := r.start("gemini", "-p", "make a file [[write p.txt]]")
-	if err := p.wait(geminiWait); err != nil {
-		t.Fatalf("gemini -p: %v\n%s", err, p.output())
-	}
+	unattended(r, geminiWait, "gemini", "-p", "make a file [[write p.txt]]")
 	if _, err := os.Stat(filepath.Join(r.Dir, "p.txt")); !os.IsNotExist(err) {
 		t.Errorf("gemini -p wrote p.txt (%v)", err)
 	}
-	noWaits(t, r)
 
 	ws := startWatch(r)
 	pane := newWatchPane(r)
 	tm := geminiTUI(r, "gemini")
 	agent := geminiAgent(t, tm.pid())
 	const dialog = "Apply this change?"
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: geminiWait, dialog: dialog,
-		detail: "Edit", shown: "permission to run Edit", prompt: geminiAsk(tm, dialog), approve: []string{"Enter"}, deny: []string{"Escape"},
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: geminiWait, marker: "write", dialog: dialog,
+		detail: "Edit", shown: "permission to run Edit", prompt: askIn(tm, func() { geminiReady(tm) }, dialog, geminiSubmitted),
+		approve: []string{"Enter"}, deny: []string{"Escape"},
 		agent: func() int { return agent }}
 
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[write b.txt]]")
-	st.denied(s.ID)
-	st.askAndWait("a third [[write c.txt]]")
-	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
-	r.checkClean()
+	st.tell()
 }
 
-// copilotAsk types a prompt into Copilot CLI's TUI and submits it: Enter
-// again while the prompt stays in the input box (Copilot can drop it
-// just after a turn ended), but never once its dialog shows, where Enter
-// approves. The box holds the prompt alone on its line; the history
-// shows it with its time.
-func copilotAsk(tm *tmuxSession, dialog string) func(string) {
-	return func(prompt string) {
-		tm.t.Helper()
-		tm.prompt(prompt)
-		inBox := func(pane string) bool {
-			for line := range strings.SplitSeq(pane, "\n") {
-				if strings.TrimSpace(line) == "❯ "+prompt {
-					return true
-				}
-			}
+// copilotSubmitted: Copilot CLI's input box no longer holds the prompt,
+// alone on its line (the history shows it with its time). Copilot can
+// drop the Enter just after a turn ended.
+func copilotSubmitted(pane, prompt string) bool {
+	for line := range strings.SplitSeq(pane, "\n") {
+		if strings.TrimSpace(line) == "❯ "+prompt {
 			return false
 		}
-		for range 5 {
-			if poll(5*time.Second, func() bool {
-				pane := tm.capture()
-				return strings.Contains(pane, dialog) || !inBox(pane)
-			}) {
-				return
-			}
-			tm.keys("Enter")
-		}
 	}
+	return true
 }
 
 // TestCopilotWaits: Copilot CLI's TUI in a trusted folder, its default
@@ -454,33 +441,23 @@ func TestCopilotWaits(t *testing.T) {
 
 	// -p without --allow-all-tools: the call is denied with no dialog,
 	// and notified all the same.
-	p := r.start("copilot", "-p", "make a file [[write p.txt]]", "--output-format", "json")
-	if err := p.wait(2 * time.Minute); err != nil {
-		t.Fatalf("copilot -p: %v\n%s", err, p.output())
-	}
+	unattended(r, 2*time.Minute, "copilot", "-p", "make a file [[write p.txt]]", "--output-format", "json")
 	if _, err := os.Stat(filepath.Join(r.Dir, "p.txt")); !os.IsNotExist(err) {
 		t.Errorf("copilot -p wrote p.txt (%v)", err)
 	}
-	noWaits(t, r)
 
 	ws := startWatch(r)
 	pane := newWatchPane(r)
 	tm := newTmux(r, "copilot")
 	tm.waitText("/ commands", 2*time.Minute)
 	agent := copilotAgent(t, tm.pid())
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 2 * time.Minute, dialog: "Do you want to create",
-		detail: "Edit file", shown: "permission: Edit file", prompt: copilotAsk(tm, "Do you want to create"), approve: []string{"Enter"}, deny: []string{"Escape"},
+	const dialog = "Do you want to create"
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 2 * time.Minute, marker: "write", dialog: dialog,
+		detail: "Edit file", shown: "permission: Edit file", prompt: askIn(tm, func() {}, dialog, copilotSubmitted),
+		approve: []string{"Enter"}, deny: []string{"Escape"},
 		agent: func() int { return agent }}
 
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[write b.txt]]")
-	st.denied(s.ID)
-	st.askAndWait("a third [[write c.txt]]")
-	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
-	r.checkClean()
+	st.tell()
 }
 
 // opencodeAsks makes OpenCode ask before it edits a file, in the user's
@@ -518,17 +495,9 @@ func TestOpenCodeWaits(t *testing.T) {
 	tm := newTmux(r, "opencode")
 	oc := findProc(t, tm.pid(), "opencode", time.Minute)
 	tuiReady(t, tm)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: opencodeTimeout, dialog: "Permission required",
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: opencodeTimeout, marker: "write", dialog: "Permission required",
 		detail: "edit", shown: "permission to run edit", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
 		agent: func() int { return oc }}
 
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[write b.txt]]")
-	st.denied(s.ID)
-	st.askAndWait("a third [[write c.txt]]")
-	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
-	r.checkClean()
+	st.tell()
 }
