@@ -126,7 +126,9 @@ func (a *app) status(o statusOpts) error {
 	if err != nil {
 		return err
 	}
-	l.Warnings = append(notes, l.Warnings...)
+	if len(notes) > 0 { // else warnings stay the empty list, never null
+		l.Warnings = append(notes, l.Warnings...)
+	}
 	if o.asJSON {
 		return writeJSON(a.stdout, l.statusJSON)
 	}
