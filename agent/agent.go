@@ -88,6 +88,10 @@ type adapter struct {
 	parse func(ev *Event, payload []byte, wf *waitFields) error
 	// waits are the agent's events that start or end a wait for its user.
 	waits []waitSignal
+	// dialogCalls reads a transcript line for its tool calls, for an
+	// agent whose dialog signal names no tool (see DialogCall); nil for
+	// the others.
+	dialogCalls func(line []byte, fn func(name string, input []byte))
 	// attendedEnv names the variable the agent's hooks get that says "0"
 	// when nobody attends the session (see Attended); "" for none.
 	attendedEnv string

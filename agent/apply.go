@@ -138,6 +138,12 @@ func Apply(tx *state.Tx, c Call, env Surroundings) (Outcome, error) {
 		if w.Since.IsZero() {
 			w.Since = now
 		}
+		if w.Kind == state.WaitPermission && w.Detail == "" && w.Key == "" {
+			// The signal names no tool (Droid's): the transcript does.
+			size := env.TranscriptSize(s.TranscriptRoot, s.TranscriptPath)
+			w.Detail, w.Key = DialogCall(s.Agent, s.TranscriptRoot, s.TranscriptPath, firstNonEmpty(ev.Cwd, s.Cwd),
+				s.TurnTranscriptFrom, size)
+		}
 		if w.Kind == state.WaitPermission && ReviewerAnswers(s.Agent, s.TranscriptRoot, s.TranscriptPath) {
 			return out, state.ErrNoChange // the agent's own reviewer answers it, not the user
 		}

@@ -30,6 +30,8 @@ func droid() adapter {
 			}
 			return endsAtIdlePrompt(ev, payload)
 		}),
+		waits:        droidWaits,
+		dialogCalls:  droidTools.calls,
 		resume:       resumeWith("droid", "", "--resume", "--resume"),
 		fresh:        freshWith("droid", "", ""),
 		turns:        droidTurns,

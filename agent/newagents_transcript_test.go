@@ -138,3 +138,38 @@ func TestQwenFailure(t *testing.T) {
 		t.Errorf("the held turn's end: %q, want no failure", got)
 	}
 }
+
+// The call a Droid dialog asks about, which its notification does not
+// name: the last call in the transcript as Droid had written it when the
+// notification came, from the turn's prompt on. Qwen Code's notification
+// names its tool.
+func TestDialogCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent, file, prompt, cut string
+		detail, tool                   string
+	}{
+		{"write", "droid", "droid/tui_wait_transcript.jsonl", `"text":"make a file [[write a.txt]]"`, `"hookEventName":"Notification"`,
+			"Create `a.txt`", "Create"},
+		{"shell", "droid", "droid/tui_wait_transcript.jsonl", `"text":"run [[shell c.txt]]"`, `"tool_use_id":"call_mock37"`,
+			"Execute `printf 'written by the agent\\n' > 'c.txt'`", "Execute"},
+		{"before the call", "droid", "droid/tui_wait_transcript.jsonl", `"text":"make a file [[write a.txt]]"`, `"id":"call_mock21"`, "", ""},
+		{"an agent whose signal names the tool", "qwen", "qwen/tui_wait_transcript.jsonl", `"text":"write [[write e.txt]]"`, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, path, data := recordedTranscript(t, tc.file, "")
+			from := offsetOf(t, data, tc.prompt)
+			to := int64(len(data))
+			if tc.cut != "" {
+				i := bytes.Index(data[from:], []byte(tc.cut))
+				if i < 0 {
+					t.Fatalf("no %q after the prompt", tc.cut)
+				}
+				to = int64(bytes.LastIndexByte(data[:from+int64(i)], '\n') + 1)
+			}
+			detail, tool := DialogCall(tc.agent, root, path, "/home/dev/project", from, to)
+			if detail != tc.detail || tool != tc.tool {
+				t.Errorf("DialogCall = %q, %q; want %q, %q", detail, tool, tc.detail, tc.tool)
+			}
+		})
+	}
+}

@@ -21,6 +21,7 @@ func qwen() adapter {
 		info:    Info{Name: "qwen", Display: "Qwen Code", Binary: "qwen"},
 		events:  claudeEvents,
 		parse:   snakeParse("qwen", claudeEvents, endsAtIdlePrompt),
+		waits:   qwenWaits,
 		resume:  resumeWith("qwen", "", "--resume", "--resume"),
 		fresh:   freshWith("qwen", "-i", "--prompt-interactive"),
 		failure: qwenFailure,
@@ -32,20 +33,19 @@ func qwen() adapter {
 	}
 }
 
-// endsAtIdlePrompt takes a Notification: of type idle_prompt it ends the
+// endsAtIdlePrompt takes a Notification of type idle_prompt: it ends the
 // running turn (Qwen Code and Droid send it as they are back at their
-// prompt, after an Esc too, which fires no Stop); of any other type it is
-// nothing.
+// prompt, after an Esc too, which fires no Stop). A notification of any
+// other type is left to the agent's waits (permission_prompt).
 func endsAtIdlePrompt(ev *Event, payload []byte) bool {
 	if ev.Native != "Notification" {
 		return false
 	}
 	var typ string
-	if decode(payload, []wireField{{name: "notification_type", str: &typ}}) == nil && typ == "idle_prompt" {
-		ev.Kind = state.EventTurnEnd
-	} else {
-		ev.Ignore = true
+	if decode(payload, []wireField{{name: "notification_type", str: &typ}}) != nil || typ != "idle_prompt" {
+		return false
 	}
+	ev.Kind = state.EventTurnEnd
 	return true
 }
 

@@ -102,6 +102,12 @@ var (
 
 // writes reads one transcript line for TurnWrites.
 func (t toolCalls) writes(line []byte, w *ToolWrites) {
+	t.calls(line, func(name string, input []byte) { t.record(name, input, w) })
+}
+
+// calls calls fn with each tool call of an assistant message the
+// transcript line holds, in order: the tool's name and its input.
+func (t toolCalls) calls(line []byte, fn func(name string, input []byte)) {
 	if !bytes.Contains(line, []byte(t.marker)) {
 		return
 	}
@@ -129,7 +135,7 @@ func (t toolCalls) writes(line []byte, w *ToolWrites) {
 		var name string
 		var input []byte
 		if decode(call, []wireField{{name: "name", str: &name}, {name: t.input, raw: &input}}) == nil {
-			t.record(name, input, w)
+			fn(name, input)
 		}
 	})
 }

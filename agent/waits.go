@@ -67,6 +67,18 @@ var (
 		{"postToolUse", toolDone},
 		{"PostToolUse", toolDone},
 	}
+	// Droid and Qwen Code notify permission_prompt as their dialog shows.
+	// Qwen Code's PermissionRequest is no dialog's: it fires before its
+	// hooks may answer the call, and for background agents, which cannot
+	// ask and are denied.
+	droidWaits = []waitSignal{
+		{"Notification", notification(droidNotifications)},
+		{"PostToolUse", toolDone},
+	}
+	qwenWaits = []waitSignal{
+		{"Notification", notification(qwenNotifications)},
+		{"PostToolUse", toolDone},
+	}
 	// The names tether's plugin gives OpenCode's bus events (see
 	// install/opencode_plugin.js).
 	opencodeWaits = []waitSignal{
@@ -104,6 +116,20 @@ var claudeNotifications = map[string]notice{
 var copilotNotifications = map[string]notice{
 	"permission_prompt":  {state.EventWait, state.WaitPermission, true},
 	"elicitation_dialog": {state.EventWait, state.WaitQuestion, true},
+}
+
+// droidNotifications: Droid's permission_prompt names no call ("Factory
+// CLI needs permission to execute 1 tool(s)"): the hook reads it from the
+// transcript (DialogCall).
+var droidNotifications = map[string]notice{
+	"permission_prompt": {state.EventWait, state.WaitPermission, false},
+}
+
+// qwenNotifications: Qwen Code's permission_prompt names the tool ("Qwen
+// Code needs your permission to use write_file"). The call may not be in
+// its transcript yet: Qwen Code queues its writes.
+var qwenNotifications = map[string]notice{
+	"permission_prompt": {state.EventWait, state.WaitPermission, true},
 }
 
 // questionTools are the tools through which an agent asks its user a
@@ -241,6 +267,29 @@ func hasFlag(args, flags []string) bool {
 		}
 	}
 	return false
+}
+
+// DialogCall is the tool call a permission dialog asks about, for an
+// agent whose signal names none (Droid's permission_prompt, sent as the
+// dialog shows, once the call and its PreToolUse hooks are in the
+// transcript): the last
+// call the transcript holds between bytes from (the running turn's start)
+// and to, said as toolDetail says it ("Create `a.txt`"), and the tool,
+// the wait's key. Both "" for an agent whose signals name their tool, or
+// a transcript that holds no call there.
+func DialogCall(agentName, root, path, cwd string, from, to int64) (detail, tool string) {
+	a, found := find(agentName)
+	if !found || a.dialogCalls == nil {
+		return "", ""
+	}
+	var input []byte
+	scanTurn(root, path, from, to, func(line []byte, _ int64) {
+		a.dialogCalls(line, func(name string, in []byte) { tool, input = name, in })
+	})
+	if tool == "" {
+		return "", ""
+	}
+	return toolDetail(tool, input, cwd), tool
 }
 
 // findWait is the agent's signal for native, if it has one.

@@ -119,7 +119,7 @@ type waitStory struct {
 	r       *repo
 	tm      *tmuxSession // the agent's TUI
 	ws      *watchStream
-	pane    *tmuxSession // status --watch in a pane of its own
+	pane    *tmuxSession // status --watch in a pane of its own, or nil
 	wait    time.Duration
 	marker  string // the mock's marker of a call that needs approval: write, or escalate (Codex)
 	dialog  string // the words of the agent's permission dialog
@@ -190,7 +190,9 @@ func (st *waitStory) askAndWait(prompt string) sweep.Row {
 	} else {
 		t.Logf("the wait was reported %s after the dialog showed", late.Round(time.Millisecond))
 	}
-	st.pane.waitText(st.shown, st.wait)
+	if st.pane != nil {
+		st.pane.waitText(st.shown, st.wait)
+	}
 	return l.Session
 }
 
@@ -204,7 +206,9 @@ func (st *waitStory) approved(id string) {
 	st.ws.next("the turn's end", st.wait, func(l watchLine) bool {
 		return l.Session.ID == id && l.Change == "turn" && l.Session.Phase == "idle"
 	})
-	st.pane.waitGone("WAITS FOR", st.wait)
+	if st.pane != nil {
+		st.pane.waitGone("WAITS FOR", st.wait)
+	}
 }
 
 // denied: the turn ends, the session idle and its agent alive.
@@ -500,4 +504,45 @@ func TestOpenCodeWaits(t *testing.T) {
 		agent: func() int { return oc }}
 
 	st.tell()
+}
+
+// TestDroidWaits: Droid's TUI in its default mode, Auto (Off), where every
+// call asks. Its dialog's signal, a Notification permission_prompt, names
+// no tool: the wait's is the call in Droid's transcript. Approved, the
+// call's PostToolUse ends the wait, and Stop the turn. Before it, droid
+// exec, which asks nobody: no wait.
+func TestDroidWaits(t *testing.T) {
+	t.Parallel()
+	r, _ := newDroidRepo(t)
+	unattended(r, droidWait, "droid", "exec", "-m", droidModel, "make a file [[write p.txt]]")
+
+	ws := startWatch(r)
+	tm := droidTUI(r, "droid")
+	st := &waitStory{r: r, tm: tm, ws: ws, wait: droidWait, dialog: "Yes, allow", detail: "Create `a.txt`",
+		prompt: func(p string) { droidSend(tm, p) }, approve: []string{"Enter"}}
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle")
+	r.checkClean()
+}
+
+// TestQwenWaits: Qwen Code's TUI asking for every call
+// (--approval-mode default: its default mode, auto, runs a write in the
+// worktree with no dialog). Its dialog's signal, a Notification
+// permission_prompt, names the tool. Approved, the call's PostToolUse ends
+// the wait, and Stop the turn. Before it, a headless run, which denies the
+// call itself: no wait.
+func TestQwenWaits(t *testing.T) {
+	t.Parallel()
+	r, _ := newQwenRepo(t)
+	unattended(r, qwenWait, "qwen", "--approval-mode", "default", "run it [[shell p.txt]]")
+
+	ws := startWatch(r)
+	tm := qwenTUI(r, "qwen --approval-mode default")
+	st := &waitStory{r: r, tm: tm, ws: ws, wait: qwenWait, dialog: "Apply this change?",
+		detail: "Qwen Code needs your permission to use write_file", prompt: tm.prompt, approve: []string{"Enter"}}
+	s := st.askAndWait("make a file [[write a.txt]]")
+	st.approved(s.ID)
+	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle")
+	r.checkClean()
 }

@@ -99,10 +99,11 @@ var agentSpecs = []agentSpec{
 	{
 		// PreToolUse: `droid exec` fires no UserPromptSubmit, and its turn
 		// must start before a tool changes anything. Notification: Esc
-		// fires no Stop, but idle_prompt.
+		// fires no Stop, but idle_prompt; a dialog, permission_prompt,
+		// whose call ran at PostToolUse.
 		name: "droid", project: ".factory/hooks.json", user: ".factory/hooks.json", marker: ".factory",
 		layout: topLevel, timeoutKey: "timeout", timeout: seconds(10),
-		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "Notification", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "Notification", "SessionEnd", "PostToolUse"},
 	},
 	{
 		// The events are the extension's own names for what it hears:
@@ -113,10 +114,11 @@ var agentSpecs = []agentSpec{
 		events: []string{"sessionStart", "turnStart", "turnEnd", "error", "sessionEnd"},
 	},
 	{
-		// Notification: Esc fires no Stop, but idle_prompt.
+		// Notification: Esc fires no Stop, but idle_prompt; a dialog,
+		// permission_prompt, whose call ran at PostToolUse.
 		name: "qwen", project: ".qwen/settings.json", user: ".qwen/settings.json", marker: ".qwen",
 		layout: nested, matcher: true, timeoutKey: "timeout", timeout: seconds(10),
-		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "Notification", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "Stop", "StopFailure", "Notification", "SessionEnd", "PostToolUse"},
 	},
 }
 

@@ -9,25 +9,27 @@ import (
 	"github.com/tetherdev/tether/state"
 )
 
-// droidRun replays a recorded `droid exec` or TUI run of Droid 0.225.2 in
-// r: its transcript written as far as Droid had written it when each hook
-// ran (up to the line recording that hook, or whole), its payloads sent
-// in order as session id.
-type droidRun struct {
-	t          *testing.T
-	r          testRepo
-	id, name   string
-	transcript string
-	recorded   []byte
+// recordedRun replays a recorded run of Droid 0.225.2 (`droid exec` or
+// its TUI) or of Qwen Code 0.24.4 in r: its transcript written as far as
+// the agent had written it when each hook ran (up to the line recording
+// that hook, or whole), the paths in it rewritten into r, its payloads
+// sent in order as session id.
+type recordedRun struct {
+	t               *testing.T
+	r               testRepo
+	agent, id, name string
+	transcript      string
+	recorded        []byte
 }
 
-func newDroidRun(t *testing.T, r testRepo, id, name string) *droidRun {
+func newRecordedRun(t *testing.T, r testRepo, agentName, id, name string) *recordedRun {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "recorded", "droid", name+"_transcript.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "agent", "testdata", "recorded", agentName, name+"_transcript.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &droidRun{t: t, r: r, id: id, name: name, transcript: r.transcriptOf("droid", id), recorded: data}
+	data = bytes.ReplaceAll(data, []byte("/home/dev/project/"), []byte(r.dir+"/"))
+	d := &recordedRun{t: t, r: r, agent: agentName, id: id, name: name, transcript: r.transcriptOf(agentName, id), recorded: data}
 	if err := os.MkdirAll(filepath.Dir(d.transcript), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func newDroidRun(t *testing.T, r testRepo, id, name string) *droidRun {
 }
 
 // upTo writes the transcript up to the line holding cut ("": all of it).
-func (d *droidRun) upTo(cut string) {
+func (d *recordedRun) upTo(cut string) {
 	d.t.Helper()
 	data := d.recorded
 	if cut != "" {
@@ -51,7 +53,7 @@ func (d *droidRun) upTo(cut string) {
 }
 
 // through writes the transcript up to the end of the line holding s.
-func (d *droidRun) through(s string) {
+func (d *recordedRun) through(s string) {
 	d.t.Helper()
 	i := bytes.Index(d.recorded, []byte(s))
 	if i < 0 {
@@ -64,10 +66,10 @@ func (d *droidRun) through(s string) {
 }
 
 // fire sends the recorded payload of hook n (its file's number) of event.
-func (d *droidRun) fire(n, event string) {
+func (d *recordedRun) fire(n, event string) {
 	d.t.Helper()
-	payload, _ := samplePayload(d.t, d.r, "recorded/droid", d.name+"_"+n+"_"+event+".json", d.id, d.transcript)
-	runHook(d.t, d.r.dir, payload, nil, "droid")
+	payload, _ := samplePayload(d.t, d.r, "recorded/"+d.agent, d.name+"_"+n+"_"+event+".json", d.id, d.transcript)
+	runHook(d.t, d.r.dir, payload, nil, d.agent)
 }
 
 // `droid exec` fires no UserPromptSubmit: its turn starts at its first
@@ -75,7 +77,7 @@ func (d *droidRun) fire(n, event string) {
 // (from the prompt's own line on), and its Stop ends it.
 func TestDroidExecTurn(t *testing.T) {
 	r := newRepo(t)
-	d := newDroidRun(t, r, "d-write", "exec_write")
+	d := newRecordedRun(t, r, "droid", "d-write", "exec_write")
 	d.upTo(`"hookEventName":"SessionStart"`)
 	d.fire("01", "SessionStart")
 	if s := r.load(t, d.id); s.Phase != state.PhaseIdle || s.Turns != 0 {
@@ -111,7 +113,7 @@ func TestDroidExecTurnAtStop(t *testing.T) {
 		{"exec_plain", "say hello", ""},
 		{"exec_fail", "boom [[fail]]", "BYOK Error: 400 mock failure (MOCK_FAIL)"},
 	} {
-		d := newDroidRun(t, r, "d-"+tc.name, tc.name)
+		d := newRecordedRun(t, r, "droid", "d-"+tc.name, tc.name)
 		d.upTo(`"hookEventName":"SessionStart"`)
 		d.fire("01", "SessionStart")
 		d.upTo(`"hookEventName":"Stop"`)
@@ -132,7 +134,7 @@ func TestDroidExecTurnAtStop(t *testing.T) {
 // cut short.
 func TestDroidExecSIGINT(t *testing.T) {
 	r := newRepo(t)
-	d := newDroidRun(t, r, "d-sigint", "exec_sigint")
+	d := newRecordedRun(t, r, "droid", "d-sigint", "exec_sigint")
 	d.upTo(`"hookEventName":"SessionStart"`)
 	d.fire("01", "SessionStart")
 	d.upTo("")
@@ -147,7 +149,7 @@ func TestDroidExecSIGINT(t *testing.T) {
 // turn; /quit fires SessionEnd twice, and the session ends once.
 func TestDroidTUI(t *testing.T) {
 	r := newRepo(t)
-	d := newDroidRun(t, r, "d-tui", "tui")
+	d := newRecordedRun(t, r, "droid", "d-tui", "tui")
 	d.upTo(`"text":"say hello"`)
 	for _, f := range []struct{ n, event string }{{"01", "SessionStart"}, {"02", "UserPromptSubmit"}, {"03", "Stop"}} {
 		d.fire(f.n, f.event)

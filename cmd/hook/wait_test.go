@@ -127,3 +127,84 @@ func TestCodexReviewerNoWait(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptWaits replays the dialogs recorded in Droid's and Qwen Code's
+// TUIs through the real binary. Droid's permission_prompt names no call:
+// the wait's tool is the last call the transcript held when the
+// notification came; Qwen Code's names the tool. The call's PostToolUse
+// ends the wait (approved); a
+// denial's turn end does too (Droid's Stop, Qwen Code's idle_prompt), and
+// the denied turn did not fail. Qwen Code's PermissionRequest, which also
+// fires where no dialog follows, is no wait; nor is a call its auto mode
+// ran with no dialog.
+func TestPromptWaits(t *testing.T) {
+	r := newRepo(t)
+	// A step writes the transcript up to the line holding upTo, or through
+	// the line holding through (neither: as it was), fires hook n, and
+	// checks the session: its phase, and the wait's detail and key.
+	type step struct {
+		n, event, upTo, through string
+		phase                   state.Phase
+		detail, key             string
+	}
+	const qwenAsks = "Qwen Code needs your permission to use write_file"
+	for _, run := range []struct {
+		agent string
+		steps []step
+	}{
+		{"droid", []step{
+			{n: "01", event: "SessionStart", upTo: `"text":"make a file [[write a.txt]]"`, phase: state.PhaseIdle},
+			{n: "02", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{n: "03", event: "PreToolUse", through: `"id":"call_mock21"`, phase: state.PhaseActive},
+			{n: "04", event: "Notification", phase: state.PhaseWaiting, detail: "Create `a.txt`", key: "Create"},
+			{n: "05", event: "PostToolUse", phase: state.PhaseActive},
+			{n: "06", event: "Stop", upTo: `"text":"another [[write b.txt]]"`, phase: state.PhaseIdle},
+			// The shell command, denied with "No, cancel".
+			{n: "11", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{n: "12", event: "PreToolUse", through: `"id":"call_mock37"`, phase: state.PhaseActive},
+			{n: "13", event: "Notification", phase: state.PhaseWaiting,
+				detail: "Execute `printf 'written by the agent\\n' > 'c.txt'`", key: "Execute"},
+			{n: "14", event: "Stop", through: `"turnId":"77c1f0de`, phase: state.PhaseIdle},
+		}},
+		{"qwen", []step{
+			{n: "01", event: "SessionStart", upTo: `"text":"make a file [[write a.txt]]"`, phase: state.PhaseIdle},
+			{n: "02", event: "UserPromptSubmit", phase: state.PhaseActive},
+			// Auto mode ran the write with no dialog.
+			{n: "03", event: "PreToolUse", through: `"id":"call_mock1"`, phase: state.PhaseActive},
+			{n: "04", event: "PostToolUse", phase: state.PhaseActive},
+			{n: "05", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{n: "06", event: "Stop", upTo: `"text":"write [[write d.txt]]"`, phase: state.PhaseIdle},
+			{n: "21", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{n: "22", event: "PermissionRequest", through: `"id":"call_mock11"`, phase: state.PhaseActive},
+			{n: "23", event: "Notification", phase: state.PhaseWaiting, detail: qwenAsks},
+			{n: "24", event: "PreToolUse", phase: state.PhaseWaiting, detail: qwenAsks},
+			{n: "25", event: "PostToolUse", phase: state.PhaseActive},
+			{n: "27", event: "Stop", upTo: `"text":"write [[write e.txt]]"`, phase: state.PhaseIdle},
+			// Denied with Esc.
+			{n: "29", event: "UserPromptSubmit", phase: state.PhaseActive},
+			{n: "30", event: "PermissionRequest", through: `"id":"call_mock14"`, phase: state.PhaseActive},
+			{n: "31", event: "Notification", phase: state.PhaseWaiting, detail: qwenAsks},
+			{n: "32", event: "Notification", through: `"functionResponse":{"id":"call_mock14"`, phase: state.PhaseIdle},
+		}},
+	} {
+		d := newRecordedRun(t, r, run.agent, run.agent+"-wait", "tui_wait")
+		for _, st := range run.steps {
+			switch {
+			case st.upTo != "":
+				d.upTo(st.upTo)
+			case st.through != "":
+				d.through(st.through)
+			}
+			d.fire(st.n, st.event)
+			s := r.load(t, d.id)
+			if s.Phase != st.phase || (s.Waiting == nil) != (st.detail == "") || s.LastError != "" ||
+				st.detail != "" && (s.Waiting.Kind != state.WaitPermission || s.Waiting.Detail != st.detail || s.Waiting.Key != st.key) {
+				t.Fatalf("%s after %s %s: phase %s, waiting %+v, error %q; want %s, a permission for %q",
+					run.agent, st.n, st.event, s.Phase, s.Waiting, s.LastError, st.phase, st.detail)
+			}
+		}
+		if s := r.load(t, d.id); run.agent == "qwen" && s.Turns != 3 {
+			t.Errorf("qwen: %d turns, want 3", s.Turns)
+		}
+	}
+}
