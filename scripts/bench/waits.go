@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,8 @@ import (
 // tool's end that ends the wait and the far more common one that ends
 // none (PostToolUse), Gemini CLI's Notification (on Gemini's critical path:
 // it waits for the hook before it shows the dialog), Copilot CLI's
-// notification (the hook reads its agent's command line), and a turn's end
+// notification (the hook reads its agent's command line), Droid's
+// Notification (the hook reads the call from the transcript), and a turn's end
 // when tether.notify is set (the hook starts the notification detached).
 // Captures are off: this is the hook's own cost.
 func benchWaitHooks(b *bench) []result {
@@ -99,6 +101,47 @@ func benchWaitHooks(b *bench) []result {
 		func() { sh(repo, cHook+" notification", cDialog) }, func() { sh(repo, floor, cDialog) })
 	results = append(results, ratioResult("hook wait: Copilot CLI's dialog (notification) vs do-nothing binary", "tether-hook copilot", "floor",
 		c, f, b.rounds, "<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 }))
+
+	// Droid's dialog, in a session of its own: its notification names no
+	// call, so the hook reads the call from the turn's transcript (here
+	// 100 KB of tool results before it).
+	home := filepath.Join(b.work, "droid-home")
+	dTranscript := filepath.Join(home, ".factory", "sessions", "-bench", "bench-droid.jsonl")
+	check(os.MkdirAll(filepath.Dir(dTranscript), 0o700))
+	dPrompt := `{"type":"message","id":"p","message":{"role":"user","content":[{"type":"text","text":"write it"}]}}` + "\n"
+	dTurn := strings.Repeat(`{"type":"message","id":"r","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c0","content":"`+
+		strings.Repeat("x", 1000)+`"}]}}`+"\n", 100) +
+		`{"type":"message","id":"c","message":{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"Create","input":{"file_path":"` +
+		repo + `/w.txt","content":"w"}}]}}` + "\n"
+	droid := func(name string, extra map[string]any) []byte {
+		p := map[string]any{"session_id": "bench-droid", "transcript_path": dTranscript, "cwd": repo, "permission_mode": "off", "hook_event_name": name}
+		maps.Copy(p, extra)
+		data, err := json.Marshal(p)
+		check(err)
+		return data
+	}
+	dHook := filepath.Join(b.bin, "tether-hook") + " droid"
+	dStart, dEnd := droid("UserPromptSubmit", map[string]any{"prompt": "write it"}), droid("Stop", nil)
+	dDialog := droid("Notification", map[string]any{"notification_type": "permission_prompt",
+		"message": "Factory CLI needs permission to execute 1 tool(s)"})
+	dPrep := func() {
+		sh(repo, dHook, dEnd, "HOME="+home)
+		check(os.WriteFile(dTranscript, []byte(dPrompt), 0o600))
+		sh(repo, dHook, dStart, "HOME="+home)
+		f, err := os.OpenFile(dTranscript, os.O_APPEND|os.O_WRONLY, 0)
+		check(err)
+		_, err = f.WriteString(dTurn)
+		check(err)
+		check(f.Close())
+	}
+	c, f = interleavePrep(b.rounds, dPrep, func() { sh(repo, dHook, dDialog, "HOME="+home) }, func() { sh(repo, floor, dDialog) })
+	status := exec.Command(filepath.Join(b.bin, "tether-sweep"), "status", "--json", "--no-sweep", "bench-droid")
+	status.Dir = repo
+	if out, err := status.CombinedOutput(); err != nil || !strings.Contains(string(out), "Create `w.txt`") {
+		check(fmt.Errorf("Droid's dialog was not read as a wait for Create `w.txt`: %v\n%s", err, out))
+	}
+	results = append(results, ratioResult("hook wait: Droid's dialog (Notification, the call read from its transcript) vs do-nothing binary",
+		"tether-hook droid", "floor", c, f, b.rounds, "<= 1.5x", func(ratio, _ float64) bool { return ratio <= 1.5 }))
 
 	// A turn's end that notifies: the notification runs detached.
 	git(repo, "config", "tether.notify", "true")
