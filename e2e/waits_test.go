@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,6 +99,17 @@ func startWatch(r *repo) *watchStream {
 // next waits for the next line that want accepts, skipping others.
 func (ws *watchStream) next(what string, timeout time.Duration, want func(watchLine) bool) watchLine {
 	ws.t.Helper()
+	l, ok := ws.within(what, timeout, want)
+	if !ok {
+		ws.t.Fatalf("waited %s for %s from status --watch --json", timeout, what)
+	}
+	return l
+}
+
+// within is next that reports, rather than fails, a line not come within
+// timeout.
+func (ws *watchStream) within(what string, timeout time.Duration, want func(watchLine) bool) (watchLine, bool) {
+	ws.t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
@@ -106,50 +118,68 @@ func (ws *watchStream) next(what string, timeout time.Duration, want func(watchL
 				ws.t.Fatalf("status --watch --json ended before %s", what)
 			}
 			if want(l) {
-				return l
+				return l, true
 			}
 		case <-deadline:
-			ws.t.Fatalf("waited %s for %s from status --watch --json", timeout, what)
+			return watchLine{}, false
 		}
 	}
 }
 
+// dialogWait is a dialog of the agent's and the wait the watch reports
+// for it.
+type dialogWait struct {
+	words  string // words the agent's screen shows only while the dialog is open
+	kind   string // permission or question
+	detail string // how the wait's detail begins: the tool, the question
+	shown  string // what the status --watch pane, if any, shows of the wait
+}
+
 // waitStory is what an agent's test needs to tell the waits' story.
 type waitStory struct {
-	r       *repo
-	tm      *tmuxSession // the agent's TUI
-	ws      *watchStream
-	pane    *tmuxSession // status --watch in a pane of its own, or nil
-	wait    time.Duration
-	marker  string // the mock's marker of a call that needs approval: write, or escalate (Codex)
-	dialog  string // the words of the agent's permission dialog
-	detail  string // how the wait's detail begins: the tool, as the agent names it
-	shown   string // what the status --watch pane shows of the wait
-	prompt  func(string)
-	approve []string // the keys that approve the call
-	deny    []string // the keys that deny it
-	agent   func() int
+	r          *repo
+	tm         *tmuxSession // the agent's TUI
+	ws         *watchStream
+	pane       *tmuxSession // status --watch in a pane of its own, or nil
+	wait       time.Duration
+	marker     string     // the mock's marker of a call that needs approval: write, or escalate (Codex)
+	permission dialogWait // the dialog of that call
+	prompt     func(string)
+	approve    []string // the keys that approve the call
+	deny       []string // the keys that deny it
+	// question, when not nil, is the dialog of the agent's tool for
+	// asking its user ([[ask]]); answer, the keys that pick its first
+	// choice.
+	question *dialogWait
+	answer   []string
+	agent    func() int
 	// afterDenial, when not nil, checks more of the session after the
 	// denied turn's end.
 	afterDenial func(id string)
 }
 
-// tell tells the story: a call approved, one denied, and one left waiting
-// while its agent is killed with -9; the --json lines of the session said
-// each change in order; doctor and git fsck are clean.
+// tell tells the story: a call approved, a question answered, a call
+// denied, and one left waiting while its agent is killed with -9; the
+// --json lines of the session said each change in order; doctor and git
+// fsck are clean.
 func (st *waitStory) tell() {
 	st.r.t.Helper()
-	s := st.askAndWait("make a file [[" + st.marker + " a.txt]]")
-	st.approved(s.ID)
-	st.askAndWait("another [[" + st.marker + " b.txt]]")
+	s := st.askAndWait("make a file [["+st.marker+" a.txt]]", st.permission)
+	st.answered(s.ID, st.permission, st.approve)
+	want := []string{"waiting:waiting", "phase:active", "turn:idle"}
+	if st.question != nil {
+		st.askAndWait("pick one [[ask]]", *st.question)
+		st.answered(s.ID, *st.question, st.answer)
+		want = append(want, "turn:active", "waiting:waiting", "phase:active", "turn:idle")
+	}
+	st.askAndWait("another [["+st.marker+" b.txt]]", st.permission)
 	st.denied(s.ID)
 	if st.afterDenial != nil {
 		st.afterDenial(s.ID)
 	}
-	st.askAndWait("a third [[" + st.marker + " c.txt]]")
+	st.askAndWait("a third [["+st.marker+" c.txt]]", st.permission)
 	st.killed(s.ID)
-	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle", "turn:active", "waiting:waiting", "turn:idle",
-		"turn:active", "waiting:waiting", "ended:ended")
+	st.checkStory(s.ID, append(want, "turn:active", "waiting:waiting", "turn:idle", "turn:active", "waiting:waiting", "ended:ended")...)
 	st.r.checkClean()
 }
 
@@ -162,16 +192,16 @@ func newWatchPane(r *repo) *tmuxSession {
 	return pane
 }
 
-// askAndWait gives a prompt whose tool call needs approval and returns
+// askAndWait gives a prompt that opens the agent's dialog d and returns
 // the session once the watch reports it waiting, within waitWithin of the
 // dialog on the agent's screen.
-func (st *waitStory) askAndWait(prompt string) sweep.Row {
+func (st *waitStory) askAndWait(prompt string, d dialogWait) sweep.Row {
 	t := st.r.t
 	t.Helper()
 	st.prompt(prompt)
 	var shown time.Time
 	waitFor(t, "the agent's dialog", st.wait, func() bool {
-		if strings.Contains(st.tm.capture(), st.dialog) {
+		if strings.Contains(st.tm.capture(), d.words) {
 			shown = time.Now()
 			return true
 		}
@@ -179,8 +209,8 @@ func (st *waitStory) askAndWait(prompt string) sweep.Row {
 	})
 	l := st.ws.next("the wait", st.wait, func(l watchLine) bool { return l.Change == "waiting" })
 	w := l.Session.Waiting
-	if w == nil || l.Session.Phase != "waiting" || w.Kind != "permission" || !strings.HasPrefix(w.Detail, st.detail) {
-		t.Fatalf("the wait: %+v, waiting %+v; want a permission for %s", l.Session, w, st.detail)
+	if w == nil || l.Session.Phase != "waiting" || w.Kind != d.kind || !strings.HasPrefix(w.Detail, d.detail) {
+		t.Fatalf("the wait: %+v, waiting %+v; want a %s, %q", l.Session, w, d.kind, d.detail)
 	}
 	// The dialog is polled on the screen every 100 ms: its time is known
 	// that closely. The wait may well come first (the agent's signal
@@ -191,16 +221,16 @@ func (st *waitStory) askAndWait(prompt string) sweep.Row {
 		t.Logf("the wait was reported %s after the dialog showed", late.Round(time.Millisecond))
 	}
 	if st.pane != nil {
-		st.pane.waitText(st.shown, st.wait)
+		st.pane.waitText(d.shown, st.wait)
 	}
 	return l.Session
 }
 
-// approved: the tool runs, the wait is over, then the turn ends.
-func (st *waitStory) approved(id string) {
+// answered: keys answer the dialog, the wait is over, the agent works on,
+// then its turn ends.
+func (st *waitStory) answered(id string, d dialogWait, keys []string) {
 	st.r.t.Helper()
-	st.tm.keys(st.approve...)
-	st.ws.next("the wait over", st.wait, func(l watchLine) bool {
+	st.press(keys, d, "the wait over", func(l watchLine) bool {
 		return l.Session.ID == id && l.Change == "phase" && l.Session.Phase == "active" && l.Session.Waiting == nil
 	})
 	st.ws.next("the turn's end", st.wait, func(l watchLine) bool {
@@ -214,14 +244,37 @@ func (st *waitStory) approved(id string) {
 // denied: the turn ends, the session idle and its agent alive.
 func (st *waitStory) denied(id string) {
 	st.r.t.Helper()
-	st.tm.keys(st.deny...)
-	l := st.ws.next("the denied turn's end", st.wait, func(l watchLine) bool {
+	l := st.press(st.deny, st.permission, "the denied turn's end", func(l watchLine) bool {
 		return l.Session.ID == id && l.Change == "turn" && l.Session.Phase == "idle"
 	})
 	if l.Session.Waiting != nil || l.Session.Liveness != "alive" {
 		st.r.t.Fatalf("after the denial: %+v", l.Session)
 	}
-	st.pane.waitGone("WAITS FOR", st.wait)
+	if st.pane != nil {
+		st.pane.waitGone("WAITS FOR", st.wait)
+	}
+}
+
+// press sends keys to the dialog d and waits for the line want accepts.
+// A TUI under load can drop a key: while the dialog still shows, 10 s
+// on, the keys are sent again.
+func (st *waitStory) press(keys []string, d dialogWait, what string, want func(watchLine) bool) watchLine {
+	st.r.t.Helper()
+	deadline := time.Now().Add(st.wait)
+	for {
+		st.tm.keys(keys...)
+		if l, ok := st.ws.within(what, 10*time.Second, want); ok {
+			return l
+		}
+		if time.Now().After(deadline) {
+			st.r.t.Fatalf("waited %s for %s from status --watch --json", st.wait, what)
+		}
+		if !strings.Contains(st.tm.capture(), d.words) {
+			// The keys were taken: the agent is slow to go on.
+			return st.ws.next(what, time.Until(deadline), want)
+		}
+		st.r.t.Logf("the dialog still shows 10 s after %q: sent again", keys)
+	}
 }
 
 // killed: kill -9 while it waits; the watch sees its owner gone, sweeps,
@@ -313,9 +366,11 @@ func TestClaudeWaits(t *testing.T) {
 	tm := newTmux(r, "claude --permission-mode default")
 	pid := findProc(t, tm.pid(), "claude", 90*time.Second)
 	tm.waitText("? for shortcuts", 3*time.Minute)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 3 * time.Minute, marker: "write", dialog: "Do you want to proceed?",
-		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
-		agent: func() int { return pid }}
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 3 * time.Minute, marker: "write",
+		permission: dialogWait{"Do you want to proceed?", "permission", "Bash", "permission to run Bash"},
+		prompt:     tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
+		question: &dialogWait{"Chat about this", "question", mockllm.Question, "an answer: " + mockllm.Question},
+		answer:   []string{"Enter"}, agent: func() int { return pid }}
 
 	// The denial fires no hook: the watch reads its cancel from the
 	// transcript.
@@ -361,9 +416,9 @@ func TestCodexWaits(t *testing.T) {
 	pane := newWatchPane(r)
 	tm := codexTUI(r, "codex", "? for shortcuts")
 	pid := findProc(t, tm.pid(), "codex", codexWait)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: codexWait, marker: "escalate", dialog: "Would you like to run the following command?",
-		detail: "Bash", shown: "permission to run Bash", prompt: tm.prompt, approve: []string{"y"}, deny: []string{"Escape"},
-		agent: func() int { return pid }}
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: codexWait, marker: "escalate",
+		permission: dialogWait{"Would you like to run the following command?", "permission", "Bash", "permission to run Bash"},
+		prompt:     tm.prompt, approve: []string{"y"}, deny: []string{"Escape"}, agent: func() int { return pid }}
 
 	st.tell()
 }
@@ -371,8 +426,8 @@ func TestCodexWaits(t *testing.T) {
 // askIn is the prompt of a TUI that can drop the Enter that submits it:
 // the prompt is typed once the TUI is ready and submitted, and Enter is
 // pressed again until submitted says the input box let it go, but never
-// once the dialog shows, where Enter approves.
-func askIn(tm *tmuxSession, ready func(), dialog string, submitted func(pane, prompt string) bool) func(string) {
+// once one of the dialogs shows, where Enter answers.
+func askIn(tm *tmuxSession, ready func(), submitted func(pane, prompt string) bool, dialogs ...string) func(string) {
 	return func(prompt string) {
 		tm.t.Helper()
 		tm.typeWhole(prompt, ready)
@@ -380,7 +435,7 @@ func askIn(tm *tmuxSession, ready func(), dialog string, submitted func(pane, pr
 		for range 5 {
 			if poll(5*time.Second, func() bool {
 				pane := tm.capture()
-				return strings.Contains(pane, dialog) || submitted(pane, prompt)
+				return slices.ContainsFunc(dialogs, func(d string) bool { return strings.Contains(pane, d) }) || submitted(pane, prompt)
 			}) {
 				return
 			}
@@ -412,10 +467,12 @@ func TestGeminiWaits(t *testing.T) {
 	pane := newWatchPane(r)
 	tm := geminiTUI(r, "gemini")
 	agent := geminiAgent(t, tm.pid())
-	const dialog = "Apply this change?"
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: geminiWait, marker: "write", dialog: dialog,
-		detail: "Edit", shown: "permission to run Edit", prompt: askIn(tm, func() { geminiReady(tm) }, dialog, geminiSubmitted),
-		approve: []string{"Enter"}, deny: []string{"Escape"},
+	// ask_user's confirmation says nothing of the question.
+	permission, question := dialogWait{"Apply this change?", "permission", "Edit", "permission to run Edit"},
+		dialogWait{"Answer Questions", "question", "", "an answer"}
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: geminiWait, marker: "write", permission: permission,
+		prompt:  askIn(tm, func() { geminiReady(tm) }, geminiSubmitted, permission.words, question.words),
+		approve: []string{"Enter"}, deny: []string{"Escape"}, question: &question, answer: []string{"Enter"},
 		agent: func() int { return agent }}
 
 	st.tell()
@@ -455,10 +512,11 @@ func TestCopilotWaits(t *testing.T) {
 	tm := newTmux(r, "copilot")
 	tm.waitText("/ commands", 2*time.Minute)
 	agent := copilotAgent(t, tm.pid())
-	const dialog = "Do you want to create"
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 2 * time.Minute, marker: "write", dialog: dialog,
-		detail: "Edit file", shown: "permission: Edit file", prompt: askIn(tm, func() {}, dialog, copilotSubmitted),
-		approve: []string{"Enter"}, deny: []string{"Escape"},
+	permission, question := dialogWait{"Do you want to create", "permission", "Edit file", "permission: Edit file"},
+		dialogWait{"Copilot needs information", "question", "Information requested", "an answer: Information requested"}
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: 2 * time.Minute, marker: "write", permission: permission,
+		prompt:  askIn(tm, func() {}, copilotSubmitted, permission.words, question.words),
+		approve: []string{"Enter"}, deny: []string{"Escape"}, question: &question, answer: []string{"Enter"},
 		agent: func() int { return agent }}
 
 	st.tell()
@@ -499,9 +557,11 @@ func TestOpenCodeWaits(t *testing.T) {
 	tm := newTmux(r, "opencode")
 	oc := findProc(t, tm.pid(), "opencode", time.Minute)
 	tuiReady(t, tm)
-	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: opencodeTimeout, marker: "write", dialog: "Permission required",
-		detail: "edit", shown: "permission to run edit", prompt: tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
-		agent: func() int { return oc }}
+	st := &waitStory{r: r, tm: tm, ws: ws, pane: pane, wait: opencodeTimeout, marker: "write",
+		permission: dialogWait{"Permission required", "permission", "edit", "permission to run edit"},
+		prompt:     tm.prompt, approve: []string{"Enter"}, deny: []string{"Escape"},
+		question: &dialogWait{"esc dismiss", "question", mockllm.Question, "an answer: " + mockllm.Question},
+		answer:   []string{"Enter"}, agent: func() int { return oc }}
 
 	st.tell()
 }
@@ -518,10 +578,10 @@ func TestDroidWaits(t *testing.T) {
 
 	ws := startWatch(r)
 	tm := droidTUI(r, "droid")
-	st := &waitStory{r: r, tm: tm, ws: ws, wait: droidWait, dialog: "Yes, allow", detail: "Create `a.txt`",
+	st := &waitStory{r: r, tm: tm, ws: ws, wait: droidWait, permission: dialogWait{"Yes, allow", "permission", "Create `a.txt`", ""},
 		prompt: func(p string) { droidSend(tm, p) }, approve: []string{"Enter"}}
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
+	s := st.askAndWait("make a file [[write a.txt]]", st.permission)
+	st.answered(s.ID, st.permission, st.approve)
 	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle")
 	r.checkClean()
 }
@@ -539,10 +599,11 @@ func TestQwenWaits(t *testing.T) {
 
 	ws := startWatch(r)
 	tm := qwenTUI(r, "qwen --approval-mode default")
-	st := &waitStory{r: r, tm: tm, ws: ws, wait: qwenWait, dialog: "Apply this change?",
-		detail: "Qwen Code needs your permission to use write_file", prompt: tm.prompt, approve: []string{"Enter"}}
-	s := st.askAndWait("make a file [[write a.txt]]")
-	st.approved(s.ID)
+	st := &waitStory{r: r, tm: tm, ws: ws, wait: qwenWait,
+		permission: dialogWait{"Apply this change?", "permission", "Qwen Code needs your permission to use write_file", ""},
+		prompt:     tm.prompt, approve: []string{"Enter"}}
+	s := st.askAndWait("make a file [[write a.txt]]", st.permission)
+	st.answered(s.ID, st.permission, st.approve)
 	st.checkStory(s.ID, "waiting:waiting", "phase:active", "turn:idle")
 	r.checkClean()
 }
