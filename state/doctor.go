@@ -59,7 +59,7 @@ func (s *Store) LooseModes() ([]LooseMode, error) {
 		if err != nil {
 			return err
 		}
-		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && !d.Type().IsRegular()) {
+		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && !d.Type().IsRegular()) || captureIndexLock(p) {
 			return nil
 		}
 		fi, err := d.Info()
@@ -78,6 +78,14 @@ func (s *Store) LooseModes() ([]LooseMode, error) {
 		return out, fmt.Errorf("check store modes: %w", err)
 	}
 	return out, nil
+}
+
+// captureIndexLock reports whether p is git's lock of a capture's private
+// index (snapshots/<key>.index.lock): git creates it as the umask says and
+// renames it over the index, which the capture then makes private, within
+// the capture's run; the directory it lies in is private all along.
+func captureIndexLock(p string) bool {
+	return strings.HasPrefix(p, "snapshots/") && strings.HasSuffix(p, ".index.lock")
 }
 
 // FixMode gives one entry found by LooseModes its tightened mode. It
