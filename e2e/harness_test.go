@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherdev/tether/internal/bgsweep"
 	"github.com/tetherdev/tether/internal/mockllm"
 	"github.com/tetherdev/tether/sweep"
 )
@@ -356,9 +357,12 @@ func (r *repo) show(rev string, transcript bool) string {
 }
 
 // checkClean fails the test unless doctor finds nothing wrong and git
-// fsck --strict is clean.
+// fsck --strict is clean, once the captures and sweeps the hooks started
+// are done: a capture under way has its private index as git wrote it
+// (0644, made 0600 as the capture ends), which doctor would report.
 func (r *repo) checkClean() {
 	r.t.Helper()
+	bgsweep.Wait(filepath.Join(r.Dir, ".git", "tether"), 2*time.Minute)
 	r.sweep("doctor")
 	if out := r.git("fsck", "--strict", "--no-progress"); strings.Contains(out, "error") || strings.Contains(out, "warning") {
 		r.t.Errorf("git fsck --strict:\n%s", out)
