@@ -59,7 +59,7 @@ func (s *Store) LooseModes() ([]LooseMode, error) {
 		if err != nil {
 			return err
 		}
-		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && !d.Type().IsRegular()) || captureIndexLock(p) {
+		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && !d.Type().IsRegular()) || captureIndex(p) {
 			return nil
 		}
 		fi, err := d.Info()
@@ -80,12 +80,12 @@ func (s *Store) LooseModes() ([]LooseMode, error) {
 	return out, nil
 }
 
-// captureIndexLock reports whether p is git's lock of a capture's private
-// index (snapshots/<key>.index.lock): git creates it as the umask says and
-// renames it over the index, which the capture then makes private, within
-// the capture's run; the directory it lies in is private all along.
-func captureIndexLock(p string) bool {
-	return strings.HasPrefix(p, "snapshots/") && strings.HasSuffix(p, ".index.lock")
+// captureIndex reports whether p is a capture's private index or git's
+// lock of it (snapshots/<key>.index, .index.lock): git writes both as the
+// umask says, and the capture makes the index private as it ends; the
+// directory they lie in is private all along.
+func captureIndex(p string) bool {
+	return strings.HasPrefix(p, "snapshots/") && (strings.HasSuffix(p, ".index") || strings.HasSuffix(p, ".index.lock"))
 }
 
 // FixMode gives one entry found by LooseModes its tightened mode. It

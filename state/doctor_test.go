@@ -53,14 +53,17 @@ func TestLooseModesAndFix(t *testing.T) {
 		tx.Session.Phase = PhaseIdle
 		return tx.AppendTurn(TurnRecord{T: RecTurnStart, Turn: 1, At: time.Now()})
 	})
-	// A capture's git holds its index's lock as the umask says while it
-	// runs (the index it becomes is then made private): not a finding.
+	// A capture's git writes its index and the index's lock as the umask
+	// says while it runs (the capture then makes the index private): not a
+	// finding, in the private snapshots directory.
 	if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	writeRaw(t, filepath.Join(dir, "snapshots", "snapshot-0123.index.lock"), "DIRC")
-	if err := os.Chmod(filepath.Join(dir, "snapshots", "snapshot-0123.index.lock"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"snapshot-0123.index", "snapshot-0123.index.lock"} {
+		writeRaw(t, filepath.Join(dir, "snapshots", name), "DIRC")
+		if err := os.Chmod(filepath.Join(dir, "snapshots", name), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got, err := s.LooseModes(); err != nil || len(got) != 0 {
 		t.Fatalf("LooseModes of a store as written = %v, %v", got, err)
